@@ -1,0 +1,243 @@
+package eval
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// ErrUnknownFamily is a distribution family name ParseDistFamily does not know.
+var ErrUnknownFamily = errors.New("unknown distribution family")
+
+// DistFamily is the parametric form of a set of predictive distributions.
+type DistFamily int
+
+const (
+	// FamilyNormal is N(Mu, Sigma²): Mu and Sigma are the mean and standard deviation of Y.
+	FamilyNormal DistFamily = iota
+	// FamilyLogNormal is exp(N(Mu, Sigma²)): Mu and Sigma are the mean and standard
+	// deviation of log Y.
+	FamilyLogNormal
+)
+
+// String returns the name of f as ParseDistFamily accepts it.
+func (f DistFamily) String() string {
+	switch f {
+	case FamilyNormal:
+		return "normal"
+	case FamilyLogNormal:
+		return "lognormal"
+	}
+	return fmt.Sprintf("DistFamily(%d)", int(f))
+}
+
+// ParseDistFamily returns the DistFamily named s ("normal" or "lognormal").
+func ParseDistFamily(s string) (DistFamily, error) {
+	switch s {
+	case "normal":
+		return FamilyNormal, nil
+	case "lognormal":
+		return FamilyLogNormal, nil
+	}
+	return 0, fmt.Errorf("eval: distribution %q: %w", s, ErrUnknownFamily)
+}
+
+// Predictive is one predictive distribution per row: row i is Family with parameters
+// Mu[i] and Sigma[i] (Sigma[i] > 0). Mu and Sigma have the same length.
+type Predictive struct {
+	Family DistFamily
+	Mu     []float64
+	Sigma  []float64
+}
+
+// Len returns the number of rows.
+func (p Predictive) Len() int {
+	if len(p.Mu) != len(p.Sigma) {
+		panic("eval: Predictive: len(Mu) != len(Sigma)")
+	}
+	return len(p.Mu)
+}
+
+// Mean returns the mean of Y at row i: Mu[i], or exp(Mu[i]+Sigma[i]²/2) for a LogNormal.
+func (p Predictive) Mean(i int) float64 {
+	if p.Family == FamilyLogNormal {
+		return math.Exp(p.Mu[i] + p.Sigma[i]*p.Sigma[i]/2)
+	}
+	return p.Mu[i]
+}
+
+// LogPDF returns the log density of row i's distribution at y.
+func (p Predictive) LogPDF(i int, y float64) float64 {
+	if p.Family == FamilyLogNormal {
+		return distuv.LogNormal{Mu: p.Mu[i], Sigma: p.Sigma[i]}.LogProb(y)
+	}
+	return distuv.Normal{Mu: p.Mu[i], Sigma: p.Sigma[i]}.LogProb(y)
+}
+
+// CDF returns P(Y <= y) under row i's distribution.
+func (p Predictive) CDF(i int, y float64) float64 {
+	if p.Family == FamilyLogNormal {
+		if y <= 0 {
+			return 0
+		}
+		return distuv.LogNormal{Mu: p.Mu[i], Sigma: p.Sigma[i]}.CDF(y)
+	}
+	return distuv.Normal{Mu: p.Mu[i], Sigma: p.Sigma[i]}.CDF(y)
+}
+
+// Quantile returns the q-quantile of row i's distribution.
+func (p Predictive) Quantile(i int, q float64) float64 {
+	if p.Family == FamilyLogNormal {
+		return distuv.LogNormal{Mu: p.Mu[i], Sigma: p.Sigma[i]}.Quantile(q)
+	}
+	return distuv.Normal{Mu: p.Mu[i], Sigma: p.Sigma[i]}.Quantile(q)
+}
+
+// CRPS returns the continuous ranked probability score ∫(F(z) - 1{z >= y})² dz of row
+// i's distribution at y, in the units of Y, in closed form for both families:
+//
+//   - Normal (Gneiting and Raftery 2007), z = (y-μ)/σ:
+//     σ·[z(2Φ(z)-1) + 2φ(z) - 1/√π];
+//   - LogNormal (Baran and Lerch 2015), w = (log y - μ)/σ, M = exp(μ+σ²/2):
+//     y(2Φ(w)-1) - 2M[Φ(w-σ) + Φ(σ/√2) - 1], and for y <= 0, outside the support,
+//     -y + 2M[1 - Φ(σ/√2)], the value at 0⁺ plus the distance to 0.
+func (p Predictive) CRPS(i int, y float64) float64 {
+	mu, s := p.Mu[i], p.Sigma[i]
+	if p.Family == FamilyLogNormal {
+		m := math.Exp(mu + s*s/2)
+		tail := 2 * m * phi(-s/math.Sqrt2)
+		if y <= 0 {
+			return tail - y
+		}
+		w := (math.Log(y) - mu) / s
+		return y*(2*phi(w)-1) - 2*m*(phi(w-s)-phi(-s/math.Sqrt2))
+	}
+	z := (y - mu) / s
+	return s * (z*(2*phi(z)-1) + 2*distuv.UnitNormal.Prob(z) - 1/math.SqrtPi)
+}
+
+// phi is the standard Normal CDF, through Erfc for precision in the lower tail.
+func phi(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+
+// MeanNLL returns the mean negative log-likelihood -mean(log f_i(y_i)) in nats, in the
+// units of Y: the NLL of the NGBoost paper's tables. It panics if the lengths differ.
+func MeanNLL(p Predictive, y []float64) float64 {
+	checkPredLen("MeanNLL", p, y)
+	var s float64
+	for i, yi := range y {
+		s -= p.LogPDF(i, yi)
+	}
+	return s / float64(len(y))
+}
+
+// MeanCRPS returns the mean CRPS of the rows, in the units of Y. It panics if the
+// lengths differ.
+func MeanCRPS(p Predictive, y []float64) float64 {
+	checkPredLen("MeanCRPS", p, y)
+	var s float64
+	for i, yi := range y {
+		s += p.CRPS(i, yi)
+	}
+	return s / float64(len(y))
+}
+
+// IntervalCoverage returns the fraction of rows whose y lies in the central interval of
+// probability level of its distribution, between the (1-level)/2 and (1+level)/2
+// quantiles, bounds included. A calibrated model covers about level of the rows. It
+// panics if the lengths differ.
+func IntervalCoverage(p Predictive, y []float64, level float64) float64 {
+	checkPredLen("IntervalCoverage", p, y)
+	lo, hi := (1-level)/2, (1+level)/2
+	var in int
+	for i, yi := range y {
+		if p.Quantile(i, lo) <= yi && yi <= p.Quantile(i, hi) {
+			in++
+		}
+	}
+	return float64(in) / float64(len(y))
+}
+
+// PIT writes the probability integral transform F_i(y_i) of every row into dst and
+// returns it; a nil dst is allocated. For a calibrated model the values are uniform on
+// [0, 1]. It panics if the lengths differ or dst has the wrong length.
+func PIT(dst []float64, p Predictive, y []float64) []float64 {
+	checkPredLen("PIT", p, y)
+	if dst == nil {
+		dst = make([]float64, len(y))
+	}
+	if len(dst) != len(y) {
+		panic("eval: PIT: len(dst) != len(y)")
+	}
+	for i, yi := range y {
+		dst[i] = p.CDF(i, yi)
+	}
+	return dst
+}
+
+// PITHistogram returns the fraction of rows whose PIT falls in each of bins equal-width
+// bins of [0, 1]; bin k holds [k/bins, (k+1)/bins), and the last bin includes 1. A
+// calibrated model gives about 1/bins in every bin; a U shape means intervals that are
+// too narrow, a hump too wide. It panics if bins < 1 or the lengths differ.
+func PITHistogram(p Predictive, y []float64, bins int) []float64 {
+	if bins < 1 {
+		panic("eval: PITHistogram: bins < 1")
+	}
+	checkPredLen("PITHistogram", p, y)
+	h := make([]float64, bins)
+	for i, yi := range y {
+		k := int(p.CDF(i, yi) * float64(bins))
+		h[min(max(k, 0), bins-1)]++
+	}
+	for k := range h {
+		h[k] /= float64(len(y))
+	}
+	return h
+}
+
+// CoverageLevels are the central-interval probabilities DistributionMetrics reports.
+var CoverageLevels = [3]float64{0.5, 0.8, 0.95}
+
+// PITBins is the number of PIT histogram bins DistributionMetrics reports.
+const PITBins = 10
+
+// DistributionMetrics summarise predictive distributions against observed targets.
+type DistributionMetrics struct {
+	// NLL is MeanNLL, in nats per row.
+	NLL float64 `json:"nll"`
+	// CRPS is MeanCRPS, in the units of Y.
+	CRPS float64 `json:"crps"`
+	// Point holds the errors of the predictive means.
+	Point RegressionMetrics `json:"point"`
+	// Coverage[k] is IntervalCoverage at CoverageLevels[k].
+	Coverage [3]float64 `json:"coverage"`
+	// PIT is PITHistogram with PITBins bins.
+	PIT []float64 `json:"pit"`
+}
+
+// EvaluateDistribution computes every DistributionMetrics for the predictive
+// distributions p of the targets y. It panics if the lengths differ.
+func EvaluateDistribution(p Predictive, y []float64) DistributionMetrics {
+	checkPredLen("EvaluateDistribution", p, y)
+	mean := make([]float64, len(y))
+	for i := range mean {
+		mean[i] = p.Mean(i)
+	}
+	m := DistributionMetrics{
+		NLL:   MeanNLL(p, y),
+		CRPS:  MeanCRPS(p, y),
+		Point: EvaluateRegression(y, mean),
+		PIT:   PITHistogram(p, y, PITBins),
+	}
+	for k, level := range CoverageLevels {
+		m.Coverage[k] = IntervalCoverage(p, y, level)
+	}
+	return m
+}
+
+func checkPredLen(fn string, p Predictive, y []float64) {
+	if p.Len() != len(y) {
+		panic("eval: " + fn + ": len(y) differs from the number of distributions")
+	}
+}

@@ -1,0 +1,48 @@
+package eval
+
+import (
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/floats/scalar"
+)
+
+// regTol is for sums of a few terms that reproduce the hand computation up to rounding.
+const regTol = 1e-14
+
+func TestRegressionMetrics(t *testing.T) {
+	t.Parallel()
+	// Errors 0.5, 0, 1, -2; the y = 0 row is left out of MAPE.
+	y := []float64{1, 2, 0, 4}
+	pred := []float64{1.5, 2, 1, 2}
+	got := EvaluateRegression(y, pred)
+	want := RegressionMetrics{
+		N:        4,
+		RMSE:     math.Sqrt((0.25 + 0 + 1 + 4) / 4),
+		MAE:      (0.5 + 0 + 1 + 2) / 4,
+		MAPE:     100 * (0.5/1 + 0/2 + 2.0/4) / 3,
+		MAPERows: 3,
+	}
+	if got.N != want.N || got.MAPERows != want.MAPERows ||
+		!scalar.EqualWithinAbsOrRel(got.RMSE, want.RMSE, regTol, regTol) ||
+		!scalar.EqualWithinAbsOrRel(got.MAE, want.MAE, regTol, regTol) ||
+		!scalar.EqualWithinAbsOrRel(got.MAPE, want.MAPE, regTol, regTol) {
+		t.Errorf("EvaluateRegression(%v, %v) = %+v, want %+v", y, pred, got, want)
+	}
+	if m, used := MAPE([]float64{0, 0}, []float64{1, 2}); !math.IsNaN(m) || used != 0 {
+		t.Errorf("MAPE(all zero) = %v, %d, want NaN, 0", m, used)
+	}
+	if got := RMSE(nil, nil); !math.IsNaN(got) {
+		t.Errorf("RMSE(nil, nil) = %v, want NaN", got)
+	}
+}
+
+func TestRegressionLengthMismatchPanics(t *testing.T) {
+	t.Parallel()
+	defer func() {
+		if recover() == nil {
+			t.Errorf("RMSE with mismatched lengths did not panic")
+		}
+	}()
+	RMSE([]float64{1, 2}, []float64{1})
+}
