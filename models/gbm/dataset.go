@@ -1,0 +1,213 @@
+package gbm
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// DefaultMaxBin is LightGBM's default max_bin.
+const DefaultMaxBin = 255
+
+// Dataset is a feature matrix quantised into histogram bins, built once and reused for
+// every tree of a fit. Each feature has at most maxBin bins for its values, with quantile
+// bin edges, plus one bin for NaN when the feature has missing values. A Dataset is
+// read-only after NewDataset and safe for concurrent use.
+type Dataset struct {
+	nRows, nFeatures int
+	// bins holds the bin of every value, column-major: bins[f*nRows+i] is row i,
+	// feature f. At most 255 value bins plus the NaN bin fit a byte.
+	bins  []uint8
+	feats []featureBins
+	// histOffset[f] is where feature f's bins start in a histogram of all features;
+	// histOffset[nFeatures] is the histogram length.
+	histOffset []int
+
+	// growers caches the buffers of GrowTree so that boosting many trees does not
+	// allocate per tree.
+	growers sync.Pool
+}
+
+// featureBins describes the bins of one feature.
+type featureBins struct {
+	// upper[b] is the split threshold after value bin b: a value x is in the first bin
+	// b with x <= upper[b]. The last value bin's upper bound is +Inf.
+	upper []float64
+	// hasNaN reports whether the feature had missing values; their bin is len(upper).
+	hasNaN bool
+}
+
+// nBins returns the number of bins of the feature, the NaN bin included.
+func (fb *featureBins) nBins() int {
+	if fb.hasNaN {
+		return len(fb.upper) + 1
+	}
+	return len(fb.upper)
+}
+
+// nanBin returns the bin index of NaN values, which is len(upper) whether or not the
+// feature had NaN in training (no row is then in it).
+func (fb *featureBins) nanBin() int { return len(fb.upper) }
+
+// NewDataset quantises x into at most maxBin bins per feature (0 means DefaultMaxBin;
+// at most 255). NaN values are missing and get a bin of their own; infinite values are
+// rejected, since a split threshold between finite values and ±Inf cannot be written in
+// the LightGBM text format.
+func NewDataset(x mat.Matrix, maxBin int) (*Dataset, error) {
+	if maxBin == 0 {
+		maxBin = DefaultMaxBin
+	}
+	if maxBin < 2 || maxBin > 255 {
+		return nil, fmt.Errorf("%w: max_bin=%d, want 2..255", ErrBadConfig, maxBin)
+	}
+	r, c := x.Dims()
+	if r == 0 || c == 0 {
+		return nil, fmt.Errorf("%w: empty matrix (%d rows, %d columns)", ErrBadData, r, c)
+	}
+	d := &Dataset{
+		nRows:      r,
+		nFeatures:  c,
+		bins:       make([]uint8, r*c),
+		feats:      make([]featureBins, c),
+		histOffset: make([]int, c+1),
+	}
+	errs := make([]error, c)
+	parallelFor(c, runtime.GOMAXPROCS(0), func(_, f int) {
+		col := make([]float64, r)
+		if rv, ok := x.(mat.RawColViewer); ok {
+			copy(col, rv.RawColView(f))
+		} else {
+			for i := range col {
+				col[i] = x.At(i, f)
+			}
+		}
+		errs[f] = d.binFeature(f, col, maxBin)
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for f := range d.feats {
+		d.histOffset[f+1] = d.histOffset[f] + d.feats[f].nBins()
+	}
+	return d, nil
+}
+
+// NRows returns the number of rows of d.
+func (d *Dataset) NRows() int { return d.nRows }
+
+// NFeatures returns the number of features (columns) of d.
+func (d *Dataset) NFeatures() int { return d.nFeatures }
+
+// binFeature finds the bin edges of feature f from its values col and fills its column
+// of d.bins.
+func (d *Dataset) binFeature(f int, col []float64, maxBin int) error {
+	sorted := make([]float64, 0, len(col))
+	for i, v := range col {
+		if math.IsInf(v, 0) {
+			return fmt.Errorf("%w: row %d, column %d: infinite value", ErrBadData, i, f)
+		}
+		if !math.IsNaN(v) {
+			sorted = append(sorted, v)
+		}
+	}
+	fb := &d.feats[f]
+	fb.hasNaN = len(sorted) < len(col)
+	slices.Sort(sorted)
+	fb.upper = binEdges(sorted, maxBin)
+	out := d.bins[f*d.nRows : (f+1)*d.nRows]
+	nan := uint8(fb.nanBin())
+	for i, v := range col {
+		if math.IsNaN(v) {
+			out[i] = nan
+			continue
+		}
+		out[i] = uint8(sort.SearchFloat64s(fb.upper, v))
+	}
+	return nil
+}
+
+// binEdges returns the upper bounds of at most maxBin quantile bins for the sorted
+// finite values v: each distinct value gets its own bin when there are at most maxBin
+// of them; otherwise a bin closes once the count so far reaches the next multiple of
+// len(v)/maxBin, so heavily repeated values get a bin of their own. Bounds lie midway
+// between the last value of a bin and the first of the next, as LightGBM's do. The last
+// bound is +Inf. An all-NaN feature has one empty bin.
+func binEdges(v []float64, maxBin int) []float64 {
+	if len(v) == 0 {
+		return []float64{math.Inf(1)}
+	}
+	type run struct {
+		value float64
+		count int
+	}
+	var runs []run
+	for _, x := range v {
+		if len(runs) > 0 && runs[len(runs)-1].value == x {
+			runs[len(runs)-1].count++
+			continue
+		}
+		runs = append(runs, run{x, 1})
+	}
+	upper := make([]float64, 0, min(len(runs), maxBin))
+	if len(runs) <= maxBin {
+		for i := 0; i+1 < len(runs); i++ {
+			upper = append(upper, midpoint(runs[i].value, runs[i+1].value))
+		}
+	} else {
+		step := float64(len(v)) / float64(maxBin)
+		acc := 0
+		for i := 0; i+1 < len(runs) && len(upper) < maxBin-1; i++ {
+			acc += runs[i].count
+			if float64(acc) >= step*float64(len(upper)+1) {
+				upper = append(upper, midpoint(runs[i].value, runs[i+1].value))
+			}
+		}
+	}
+	return append(upper, math.Inf(1))
+}
+
+// midpoint returns a threshold t with a <= t < b for finite a < b, halfway between
+// them when that is representable.
+func midpoint(a, b float64) float64 {
+	t := a/2 + b/2
+	if t >= a && t < b {
+		return t
+	}
+	return a
+}
+
+// parallelFor calls fn(worker, i) for i in [0, n) on at most workers goroutines; fn
+// calls with the same worker number never run at the same time.
+func parallelFor(n, workers int, fn func(worker, i int)) {
+	workers = min(workers, n)
+	if workers <= 1 {
+		for i := range n {
+			fn(0, i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(w, i)
+			}
+		}()
+	}
+	wg.Wait()
+}

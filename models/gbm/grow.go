@@ -1,0 +1,453 @@
+package gbm
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+)
+
+// LightGBM's defaults for the tree parameters (docs/Parameters.rst).
+const (
+	DefaultNumLeaves           = 31
+	DefaultMinDataInLeaf       = 20
+	DefaultMinSumHessianInLeaf = 1e-3
+)
+
+// TreeConfig holds the parameters of one tree. Zero values mean LightGBM's defaults.
+type TreeConfig struct {
+	// NumLeaves is the maximum number of leaves; 0 means DefaultNumLeaves (31).
+	NumLeaves int
+	// MaxDepth limits the depth of a leaf (the root has depth 0); 0 or negative means
+	// no limit, as LightGBM's default -1.
+	MaxDepth int
+	// MinDataInLeaf is the minimum number of rows in a leaf; 0 means
+	// DefaultMinDataInLeaf (20). Use 1 to allow any split.
+	MinDataInLeaf int
+	// MinSumHessianInLeaf is the minimum sum of hessians in a leaf; 0 means
+	// DefaultMinSumHessianInLeaf (1e-3). Use a negative value for no minimum.
+	MinSumHessianInLeaf float64
+	// LambdaL2 is the L2 penalty on leaf values (LightGBM lambda_l2); 0 means none.
+	LambdaL2 float64
+	// NumThreads is the number of goroutines building histograms; 0 means GOMAXPROCS.
+	NumThreads int
+}
+
+// withDefaults returns c with zero values replaced by defaults, or an error for values
+// no default can fix.
+func (c TreeConfig) withDefaults() (TreeConfig, error) {
+	if c.NumLeaves == 0 {
+		c.NumLeaves = DefaultNumLeaves
+	}
+	if c.MinDataInLeaf == 0 {
+		c.MinDataInLeaf = DefaultMinDataInLeaf
+	}
+	if c.MinSumHessianInLeaf == 0 {
+		c.MinSumHessianInLeaf = DefaultMinSumHessianInLeaf
+	}
+	if c.NumThreads <= 0 {
+		c.NumThreads = runtime.GOMAXPROCS(0)
+	}
+	switch {
+	case c.NumLeaves < 2 || c.NumLeaves > 131072:
+		return c, fmt.Errorf("%w: num_leaves=%d, want 2..131072", ErrBadConfig, c.NumLeaves)
+	case c.MinDataInLeaf < 0:
+		return c, fmt.Errorf("%w: min_data_in_leaf=%d, want >= 0", ErrBadConfig, c.MinDataInLeaf)
+	case c.LambdaL2 < 0 || math.IsNaN(c.LambdaL2) || math.IsInf(c.LambdaL2, 0):
+		return c, fmt.Errorf("%w: lambda_l2=%v, want a finite value >= 0", ErrBadConfig, c.LambdaL2)
+	case math.IsNaN(c.MinSumHessianInLeaf):
+		return c, fmt.Errorf("%w: min_sum_hessian_in_leaf is NaN", ErrBadConfig)
+	}
+	return c, nil
+}
+
+// hbin is one histogram bin: the sums of gradients and hessians and the row count.
+type hbin struct {
+	g, h, n float64
+}
+
+// splitInfo is the best split found for a leaf.
+type splitInfo struct {
+	gain        float64 // gain over not splitting; <= 0 means no split
+	feature     int
+	bin         int // value bins <= bin go left
+	defaultLeft bool
+	lg, lh, ln  float64
+	rg, rh, rn  float64
+}
+
+// leafState is a leaf of the tree being grown.
+type leafState struct {
+	begin, end int // its rows are idx[begin:end]
+	g, h, n    float64
+	depth      int
+	hist       []hbin // nil when the leaf will not be split
+	best       splitInfo
+}
+
+// grower holds the buffers of one GrowTree call; Dataset.growers recycles them.
+type grower struct {
+	d        *Dataset
+	cfg      TreeConfig
+	feats    []int
+	grad     []float64
+	hess     []float64
+	idx, tmp []int32
+	og, oh   []float64
+	free     [][]hbin
+	leaves   []leafState
+}
+
+// GrowTree fits one regression tree to the gradients and hessians grad and hess (one
+// per row of d) by leaf-wise growth: starting from one leaf, it repeatedly splits the
+// leaf whose best histogram split gains most, until cfg.NumLeaves leaves or no split
+// with positive gain. The gain of a split is
+//
+//	G_L²/(H_L+λ) + G_R²/(H_R+λ) - G²/(H+λ)
+//
+// (LightGBM's, without the constant 1/2), and leaf values are the Newton step
+// -G/(H+λ) with no learning rate applied. Missing values go to the side that gains
+// more; when a leaf has no missing values, a later NaN follows the side with the larger
+// hessian sum.
+//
+// rows lists the row indices to use (nil means all rows; repeats are allowed, as for
+// bootstrap samples); features lists the feature indices a split may use (nil means
+// all). Bad input (lengths, indices, NaN or infinite gradients, negative hessians)
+// returns an error wrapping ErrBadData or ErrBadConfig.
+func GrowTree(d *Dataset, grad, hess []float64, rows []int, features []int, cfg TreeConfig) (*Tree, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if len(grad) != d.nRows || len(hess) != d.nRows {
+		return nil, fmt.Errorf("%w: %d gradients and %d hessians for %d rows", ErrBadData, len(grad), len(hess), d.nRows)
+	}
+	for i := range grad {
+		if math.IsNaN(grad[i]) || math.IsInf(grad[i], 0) {
+			return nil, fmt.Errorf("%w: gradient of row %d is %v", ErrBadData, i, grad[i])
+		}
+		if !(hess[i] >= 0) || math.IsInf(hess[i], 0) {
+			return nil, fmt.Errorf("%w: hessian of row %d is %v, want finite and >= 0", ErrBadData, i, hess[i])
+		}
+	}
+	g, _ := d.growers.Get().(*grower)
+	if g == nil {
+		g = &grower{d: d}
+	}
+	defer d.growers.Put(g)
+	g.cfg, g.grad, g.hess = cfg, grad, hess
+	defer func() { g.grad, g.hess = nil, nil }()
+
+	g.feats = g.feats[:0]
+	if features == nil {
+		for f := range d.nFeatures {
+			g.feats = append(g.feats, f)
+		}
+	} else {
+		for _, f := range features {
+			if f < 0 || f >= d.nFeatures {
+				return nil, fmt.Errorf("%w: feature index %d out of range [0, %d)", ErrBadData, f, d.nFeatures)
+			}
+			g.feats = append(g.feats, f)
+		}
+	}
+	n := d.nRows
+	if rows != nil {
+		n = len(rows)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: no rows", ErrBadData)
+	}
+	if cap(g.idx) < n {
+		g.idx, g.tmp = make([]int32, n), make([]int32, n)
+		g.og, g.oh = make([]float64, n), make([]float64, n)
+	}
+	g.idx, g.tmp, g.og, g.oh = g.idx[:n], g.tmp[:n], g.og[:n], g.oh[:n]
+	if rows == nil {
+		for i := range g.idx {
+			g.idx[i] = int32(i)
+		}
+	} else {
+		for i, r := range rows {
+			if r < 0 || r >= d.nRows {
+				return nil, fmt.Errorf("%w: row index %d out of range [0, %d)", ErrBadData, r, d.nRows)
+			}
+			g.idx[i] = int32(r)
+		}
+	}
+	return g.grow()
+}
+
+// grow grows the tree on the prepared buffers.
+func (g *grower) grow() (*Tree, error) {
+	d, cfg := g.d, g.cfg
+	spec := &treeSpec{numLeaves: 1, shrinkage: 1, nFeatures: d.nFeatures}
+	root := leafState{begin: 0, end: len(g.idx)}
+	for _, r := range g.idx {
+		root.g += g.grad[r]
+		root.h += g.hess[r]
+	}
+	root.n = float64(len(g.idx))
+	if !(root.h+cfg.LambdaL2 > 0) {
+		return nil, fmt.Errorf("%w: sum of hessians plus lambda_l2 is %v, want > 0", ErrBadData, root.h+cfg.LambdaL2)
+	}
+	g.leaves = append(g.leaves[:0], root)
+	if g.splittable(&g.leaves[0]) {
+		h := g.alloc()
+		g.buildHist(&g.leaves[0], h)
+		g.leaves[0].hist = h
+		g.leaves[0].best = g.findBest(&g.leaves[0])
+	}
+	defer func() {
+		for i := range g.leaves {
+			g.release(i)
+		}
+	}()
+
+	for len(g.leaves) < cfg.NumLeaves {
+		best := -1
+		for i := range g.leaves {
+			if g.leaves[i].best.gain > 0 && (best < 0 || g.leaves[i].best.gain > g.leaves[best].best.gain) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		g.split(spec, best)
+	}
+
+	spec.numLeaves = len(g.leaves)
+	spec.leafValue = make([]float64, len(g.leaves))
+	spec.leafWeight = make([]float64, len(g.leaves))
+	spec.leafCount = make([]int, len(g.leaves))
+	for i := range g.leaves {
+		l := &g.leaves[i]
+		spec.leafValue[i] = leafOutput(l.g, l.h, cfg.LambdaL2)
+		spec.leafWeight[i] = l.h
+		spec.leafCount[i] = int(l.n)
+	}
+	return newTree(spec)
+}
+
+// leafOutput is the Newton step for a leaf with gradient sum sg and hessian sum sh.
+func leafOutput(sg, sh, lambda float64) float64 {
+	return -sg / (sh + lambda)
+}
+
+// leafGain is the score G²/(H+λ) of a leaf; a split's gain is the children's scores
+// minus the parent's.
+func leafGain(sg, sh, lambda float64) float64 {
+	return sg * sg / (sh + lambda)
+}
+
+// split splits leaf li by its best split: the leaf keeps index li for its left child
+// and the right child becomes leaf len(g.leaves), and the new internal node gets index
+// len(g.leaves)-1, as LightGBM's Tree::Split numbers them.
+func (g *grower) split(spec *treeSpec, li int) {
+	d := g.d
+	l := g.leaves[li]
+	s := l.best
+	fb := &d.feats[s.feature]
+	newNode := len(g.leaves) - 1
+	newLeaf := len(g.leaves)
+
+	// Re-point the parent's child from leaf li to the new node.
+	for i := range spec.leftChild {
+		if spec.leftChild[i] == ^li {
+			spec.leftChild[i] = newNode
+		} else if spec.rightChild[i] == ^li {
+			spec.rightChild[i] = newNode
+		}
+	}
+	threshold := fb.upper[s.bin]
+	if math.IsInf(threshold, 1) {
+		// Only the split "all values left, NaN right" uses the last value bin.
+		threshold = math.MaxFloat64
+	}
+	dt := lgMissingNaN << 2
+	if s.defaultLeft {
+		dt |= lgDefaultLeftMask
+	}
+	spec.splitFeature = append(spec.splitFeature, s.feature)
+	spec.threshold = append(spec.threshold, threshold)
+	spec.decisionType = append(spec.decisionType, dt)
+	spec.leftChild = append(spec.leftChild, ^li)
+	spec.rightChild = append(spec.rightChild, ^newLeaf)
+	spec.splitGain = append(spec.splitGain, s.gain)
+	spec.internalValue = append(spec.internalValue, leafOutput(l.g, l.h, g.cfg.LambdaL2))
+	spec.internalWeight = append(spec.internalWeight, l.h)
+	spec.internalCount = append(spec.internalCount, int(l.n))
+
+	// Stable partition of the leaf's rows: left rows stay in front, in order.
+	col := d.bins[s.feature*d.nRows : (s.feature+1)*d.nRows]
+	nan := uint8(fb.nanBin())
+	bin := uint8(s.bin)
+	rows := g.idx[l.begin:l.end]
+	nl, nr := 0, 0
+	for _, r := range rows {
+		b := col[r]
+		var left bool
+		if b == nan {
+			left = s.defaultLeft
+		} else {
+			left = b <= bin
+		}
+		if left {
+			rows[nl] = r
+			nl++
+		} else {
+			g.tmp[nr] = r
+			nr++
+		}
+	}
+	copy(rows[nl:], g.tmp[:nr])
+
+	left := leafState{begin: l.begin, end: l.begin + nl, g: s.lg, h: s.lh, n: s.ln, depth: l.depth + 1}
+	right := leafState{begin: l.begin + nl, end: l.end, g: s.rg, h: s.rh, n: s.rn, depth: l.depth + 1}
+	parentHist := l.hist
+	g.leaves[li] = left
+	g.leaves = append(g.leaves, right)
+	// Build the smaller child's histogram from its rows and get the larger one's by
+	// subtracting it from the parent's, in the parent's buffer (LightGBM's histogram
+	// subtraction). Leaves that cannot be split keep no histogram.
+	small, large := li, newLeaf
+	if nr < nl {
+		small, large = newLeaf, li
+	}
+	smallOK, largeOK := g.splittable(&g.leaves[small]), g.splittable(&g.leaves[large])
+	if !smallOK && !largeOK {
+		g.free = append(g.free, parentHist)
+		return
+	}
+	smallHist := g.alloc()
+	g.buildHist(&g.leaves[small], smallHist)
+	if largeOK {
+		for _, f := range g.feats {
+			lo, hi := d.histOffset[f], d.histOffset[f+1]
+			p, c := parentHist[lo:hi], smallHist[lo:hi]
+			for b := range p {
+				p[b].g -= c[b].g
+				p[b].h -= c[b].h
+				p[b].n -= c[b].n
+			}
+		}
+		g.leaves[large].hist = parentHist
+		g.leaves[large].best = g.findBest(&g.leaves[large])
+	} else {
+		g.free = append(g.free, parentHist)
+	}
+	if smallOK {
+		g.leaves[small].hist = smallHist
+		g.leaves[small].best = g.findBest(&g.leaves[small])
+	} else {
+		g.free = append(g.free, smallHist)
+	}
+}
+
+// splittable reports whether leaf l may be split at all under the depth, data and
+// hessian limits; leaves that may not get no histogram.
+func (g *grower) splittable(l *leafState) bool {
+	cfg := g.cfg
+	return (cfg.MaxDepth <= 0 || l.depth < cfg.MaxDepth) &&
+		l.n >= 2*float64(max(cfg.MinDataInLeaf, 1)) && l.h >= 2*cfg.MinSumHessianInLeaf
+}
+
+// alloc returns a histogram buffer for every feature.
+func (g *grower) alloc() []hbin {
+	if n := len(g.free); n > 0 {
+		h := g.free[n-1]
+		g.free = g.free[:n-1]
+		return h
+	}
+	return make([]hbin, g.d.histOffset[g.d.nFeatures])
+}
+
+// release returns leaf li's histogram to the free list.
+func (g *grower) release(li int) {
+	if h := g.leaves[li].hist; h != nil {
+		g.free = append(g.free, h)
+		g.leaves[li].hist = nil
+	}
+}
+
+// buildHist fills hist for the features in use from l's rows. It gathers the leaf's
+// gradients into contiguous buffers once, then fills one feature's histogram per task,
+// in parallel when there is enough work.
+func (g *grower) buildHist(l *leafState, hist []hbin) {
+	d := g.d
+	rows := g.idx[l.begin:l.end]
+	og, oh := g.og[:len(rows)], g.oh[:len(rows)]
+	for k, r := range rows {
+		og[k] = g.grad[r]
+		oh[k] = g.hess[r]
+	}
+	workers := g.cfg.NumThreads
+	if len(rows)*len(g.feats) < 1<<16 {
+		workers = 1
+	}
+	parallelFor(len(g.feats), workers, func(_, i int) {
+		f := g.feats[i]
+		h := hist[d.histOffset[f]:d.histOffset[f+1]]
+		clear(h)
+		col := d.bins[f*d.nRows : (f+1)*d.nRows]
+		for k, r := range rows {
+			b := &h[col[r]]
+			b.g += og[k]
+			b.h += oh[k]
+			b.n++
+		}
+	})
+}
+
+// findBest returns the best split of leaf l over the features in use. For each feature
+// it scans the value bins in order; when the leaf has missing values it tries them on
+// the right (including the split "all values left, NaN right") and on the left.
+func (g *grower) findBest(l *leafState) splitInfo {
+	d, cfg := g.d, g.cfg
+	lambda := cfg.LambdaL2
+	minN := float64(max(cfg.MinDataInLeaf, 1))
+	minH := cfg.MinSumHessianInLeaf
+	parentGain := leafGain(l.g, l.h, lambda)
+	var best splitInfo
+	consider := func(f, b int, defaultLeft bool, lg, lh, ln float64) {
+		rg, rh, rn := l.g-lg, l.h-lh, l.n-ln
+		if ln < minN || rn < minN || lh < minH || rh < minH {
+			return
+		}
+		gain := leafGain(lg, lh, lambda) + leafGain(rg, rh, lambda) - parentGain
+		if gain > best.gain {
+			best = splitInfo{gain: gain, feature: f, bin: b, defaultLeft: defaultLeft,
+				lg: lg, lh: lh, ln: ln, rg: rg, rh: rh, rn: rn}
+		}
+	}
+	for _, f := range g.feats {
+		fb := &d.feats[f]
+		h := l.hist[d.histOffset[f]:d.histOffset[f+1]]
+		nv := len(fb.upper)
+		var na hbin
+		if fb.hasNaN {
+			na = h[nv]
+		}
+		var cg, ch, cn float64
+		for b := 0; b < nv; b++ {
+			cg += h[b].g
+			ch += h[b].h
+			cn += h[b].n
+			if h[b].n == 0 && b+1 < nv {
+				continue // same partition as the previous bin
+			}
+			if na.n == 0 {
+				if b+1 < nv {
+					// No missing values here: a later NaN goes to the heavier side.
+					consider(f, b, ch >= l.h-ch, cg, ch, cn)
+				}
+				continue
+			}
+			consider(f, b, false, cg, ch, cn)
+			if b+1 < nv {
+				consider(f, b, true, cg+na.g, ch+na.h, cn+na.n)
+			}
+		}
+	}
+	return best
+}

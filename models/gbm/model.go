@@ -1,0 +1,251 @@
+package gbm
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Model is an ensemble of regression trees with an output transform: a model fitted by
+// Fit, assembled by NewModel or read from a LightGBM text file. The raw score of a row
+// is the sum of its trees' leaf values (per class for multiclass models, whose trees
+// are interleaved by class); Predict applies the objective's link. A Model is
+// immutable and safe for concurrent use.
+type Model struct {
+	trees        []*Tree
+	nClasses     int // trees per iteration
+	nFeatures    int
+	featureNames []string
+	// featureInfos is LightGBM's feature_infos header (value ranges or categories),
+	// kept for the writer; nil when unknown.
+	featureInfos  []string
+	obj           objective
+	averageOutput bool // random-forest models: the raw score is the mean, not the sum
+	// params are the "[key: value]" lines of the parameters section, kept for the writer.
+	params []string
+}
+
+// NewModel assembles trees into a model. The trees must already be scaled by their
+// learning rate, and for a multiclass objective ("multiclass num_class:K") be
+// interleaved by class (tree i belongs to class i mod K). featureNames names the input
+// columns; nil means "Column_0", "Column_1", ... for as many columns as the trees were
+// grown on (LightGBM's default names). objective is a LightGBM objective string:
+// "regression" (identity link), "binary" (sigmoid), "poisson", "multiclass num_class:3",
+// ..., or "" for a custom objective, whose predictions are the raw scores.
+func NewModel(trees []*Tree, featureNames []string, objective string) (*Model, error) {
+	obj, err := parseObjective(objective)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{trees: slices.Clone(trees), nClasses: obj.nClass, obj: obj}
+	if len(trees)%m.nClasses != 0 {
+		return nil, fmt.Errorf("%w: %d trees is not a multiple of %d classes", ErrFormat, len(trees), m.nClasses)
+	}
+	need := 0
+	for _, t := range trees {
+		need = max(need, t.maxFeature()+1, t.nFeatures)
+	}
+	if featureNames == nil {
+		featureNames = make([]string, need)
+		for i := range featureNames {
+			featureNames[i] = "Column_" + strconv.Itoa(i)
+		}
+	}
+	if len(featureNames) < need {
+		return nil, fmt.Errorf("%w: %d feature names for trees that use %d features", ErrFormat, len(featureNames), need)
+	}
+	m.featureNames = slices.Clone(featureNames)
+	m.nFeatures = len(featureNames)
+	return m, nil
+}
+
+// NFeatures returns the number of input columns the model expects.
+func (m *Model) NFeatures() int { return m.nFeatures }
+
+// NClasses returns the number of outputs per row: the number of classes of a
+// multiclass model, 1 otherwise.
+func (m *Model) NClasses() int { return m.nClasses }
+
+// NTrees returns the number of trees, over all classes.
+func (m *Model) NTrees() int { return len(m.trees) }
+
+// FeatureNames returns a copy of the names of the input columns.
+func (m *Model) FeatureNames() []string { return slices.Clone(m.featureNames) }
+
+// Objective returns the model's objective string as in the LightGBM text format, such
+// as "binary sigmoid:1"; "" for a custom objective.
+func (m *Model) Objective() string { return m.obj.text }
+
+// Tree returns tree i.
+func (m *Model) Tree(i int) *Tree { return m.trees[i] }
+
+// PredictRaw writes the raw scores (sums of leaf values) of the rows of x into dst and
+// returns it: NRows values, or NRows·NClasses for a multiclass model, row-major. A nil
+// dst is allocated; a dst of the wrong length, or x without NFeatures columns, panics.
+// Large batches are split over GOMAXPROCS goroutines; a single row with a dst and x a
+// *mat.Dense does not allocate.
+func (m *Model) PredictRaw(dst []float64, x mat.Matrix) []float64 {
+	return m.predict(dst, x, false)
+}
+
+// Predict is PredictRaw followed by the objective's link: probabilities for binary and
+// cross_entropy (sigmoid) and multiclass (softmax) models, exp of the raw score for
+// poisson, gamma and tweedie, the raw score for regression.
+func (m *Model) Predict(dst []float64, x mat.Matrix) []float64 {
+	return m.predict(dst, x, true)
+}
+
+// PredictLeaf writes, for every row of x and every tree, the index of the leaf the row
+// falls into (NRows·NTrees values, row-major, trees in model order) into dst and
+// returns it. A nil dst is allocated; a wrong length panics.
+func (m *Model) PredictLeaf(dst []int, x mat.Matrix) []int {
+	r, c := x.Dims()
+	if c != m.nFeatures {
+		panic(errFeatureCount)
+	}
+	nt := len(m.trees)
+	if dst == nil {
+		dst = make([]int, r*nt)
+	}
+	if len(dst) != r*nt {
+		panic(errDstLength)
+	}
+	work := func(lo, hi int, buf []float64) {
+		for i := lo; i < hi; i++ {
+			row := rowOf(x, buf, i)
+			out := dst[i*nt : (i+1)*nt]
+			for j, t := range m.trees {
+				out[j] = int(t.leaf(row))
+			}
+		}
+	}
+	if !parallelRows(r) {
+		work(0, r, rowBuffer(x))
+		return dst
+	}
+	forBatches(x, work)
+	return dst
+}
+
+// predictBatchRows is the number of rows one worker takes at a time, and batches below
+// two of them run in the caller's goroutine (the pattern of leaves' PredictDense).
+const predictBatchRows = 64
+
+func (m *Model) predict(dst []float64, x mat.Matrix, transform bool) []float64 {
+	r, c := x.Dims()
+	if c != m.nFeatures {
+		panic(errFeatureCount)
+	}
+	k := m.nClasses
+	if dst == nil {
+		dst = make([]float64, r*k)
+	}
+	if len(dst) != r*k {
+		panic(errDstLength)
+	}
+	if !parallelRows(r) {
+		// The caller's goroutine, with no closure, so that one row allocates nothing.
+		m.predictRows(dst, x, 0, r, rowBuffer(x), transform)
+		return dst
+	}
+	forBatches(x, func(lo, hi int, buf []float64) {
+		m.predictRows(dst, x, lo, hi, buf, transform)
+	})
+	return dst
+}
+
+// predictRows predicts rows [lo, hi) of x into dst; buf is a row buffer for matrices
+// that cannot lend their rows.
+func (m *Model) predictRows(dst []float64, x mat.Matrix, lo, hi int, buf []float64, transform bool) {
+	k := m.nClasses
+	for i := lo; i < hi; i++ {
+		out := dst[i*k : (i+1)*k]
+		m.rawRow(out, rowOf(x, buf, i))
+		if transform {
+			m.obj.transform(out)
+		}
+	}
+}
+
+// rawRow writes the raw scores of one row into out (NClasses values). Trees are summed
+// in model order starting from 0, as LightGBM's GBDT::PredictRaw does, so the sums
+// agree to the last bit.
+func (m *Model) rawRow(out, row []float64) {
+	k := m.nClasses
+	if k == 1 {
+		s := 0.0
+		for _, t := range m.trees {
+			s += t.leafValues[t.leaf(row)]
+		}
+		out[0] = s
+	} else {
+		clear(out)
+		for j, t := range m.trees {
+			out[j%k] += t.leafValues[t.leaf(row)]
+		}
+	}
+	if m.averageOutput {
+		n := float64(len(m.trees) / k)
+		for j := range out {
+			out[j] /= n
+		}
+	}
+}
+
+// parallelRows reports whether r rows are worth splitting over goroutines: at least two
+// batches and more than one usable processor.
+func parallelRows(r int) bool {
+	return r >= 2*predictBatchRows && runtime.GOMAXPROCS(0) > 1
+}
+
+// rowBuffer returns a buffer for one row of x, nil when x lends its rows.
+func rowBuffer(x mat.Matrix) []float64 {
+	if _, ok := x.(mat.RawRowViewer); ok {
+		return nil
+	}
+	_, c := x.Dims()
+	return make([]float64, c)
+}
+
+// rowOf returns row i of x: a view when x lends its rows, else a copy in buf.
+func rowOf(x mat.Matrix, buf []float64, i int) []float64 {
+	if rv, ok := x.(mat.RawRowViewer); ok {
+		return rv.RawRowView(i)
+	}
+	for j := range buf {
+		buf[j] = x.At(i, j)
+	}
+	return buf
+}
+
+// forBatches splits the rows of x into batches of predictBatchRows and runs work on
+// them from at most GOMAXPROCS workers (and at most one per batch), each with its own
+// row buffer; work must write only the outputs of its rows. This is the pattern of
+// leaves' PredictDense.
+func forBatches(x mat.Matrix, work func(lo, hi int, buf []float64)) {
+	r, _ := x.Dims()
+	nBatches := (r + predictBatchRows - 1) / predictBatchRows
+	workers := min(runtime.GOMAXPROCS(0), nBatches)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := rowBuffer(x)
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= nBatches {
+					return
+				}
+				work(b*predictBatchRows, min(r, (b+1)*predictBatchRows), buf)
+			}
+		}()
+	}
+	wg.Wait()
+}
