@@ -1,0 +1,396 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// StaleAge is how old a temporary file or folder must be before Cleanup removes it.
+// Anything younger may belong to a Publish or pointer swap still running in another
+// process; writing a bundle takes seconds, so an hour leaves a wide margin.
+const StaleAge = time.Hour
+
+// maxPublishAttempts bounds how often Publish picks a new version name after another
+// process took the one it chose.
+const maxPublishAttempts = 10
+
+// Registry is a folder of versioned model bundles, one subfolder per repository (see
+// the package documentation for the layout). Its methods are safe for concurrent use.
+// Any number of processes may read a registry while one process writes it; two writing
+// processes do not corrupt it, but a Retain in one may delete a version the other is
+// about to make champion.
+type Registry struct {
+	dir string
+	// now is the clock that names versions; time.Now except in tests.
+	now func() time.Time
+
+	// mu serializes this process's writers: version naming and renaming in Publish,
+	// pointer swaps and Retain, so that Retain never deletes a version another
+	// goroutine is making champion or challenger.
+	mu sync.Mutex
+}
+
+// Open returns the registry in dir, creating the folder if it does not exist.
+func Open(dir string) (*Registry, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("registry: opening: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("registry: opening: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("registry: opening %s: not a folder", dir)
+	}
+	return &Registry{dir: dir, now: time.Now}, nil
+}
+
+// Dir returns the registry's folder.
+func (r *Registry) Dir() string { return r.dir }
+
+func (r *Registry) repoDir(repo string) string { return filepath.Join(r.dir, repo) }
+
+func (r *Registry) versionsDir(repo string) string {
+	return filepath.Join(r.dir, repo, "versions")
+}
+
+func (r *Registry) versionDir(repo, version string) string {
+	return filepath.Join(r.dir, repo, "versions", version)
+}
+
+// WriteFunc writes the files of a bundle into the empty folder dir. It may create
+// subfolders; it must not write ManifestName, symbolic links or other special files.
+type WriteFunc func(dir string) error
+
+// CopyFS returns a WriteFunc that copies the regular files and folders of fsys, for
+// example os.DirFS of a bundle prepared elsewhere.
+func CopyFS(fsys fs.FS) WriteFunc {
+	return func(dir string) error { return os.CopyFS(dir, fsys) }
+}
+
+// PublishOptions says which pointer, if any, Publish moves to the new version. At most
+// one field may be set.
+type PublishOptions struct {
+	// Champion makes the new version the champion.
+	Champion bool
+	// Challenger makes the new version the challenger.
+	Challenger bool
+}
+
+// Publish adds a version of repo to the registry and returns its name. write fills a
+// new temporary folder inside the registry; Publish then checksums and fsyncs every
+// file, completes m (FormatVersion, Repo, Version, Files, and Extra[ExtraVCSRevision]
+// when unset and known), writes the manifest last, fsyncs the folder, renames it into
+// place and fsyncs the parent. A reader therefore never sees part of a version. The
+// fields the caller sets must be valid: a non-empty FeatureSchemaHash, a non-zero
+// TrainedAt, a window whose To is not before its From and finite metrics.
+//
+// If opts asks for it, the new version then becomes the champion or challenger. When
+// that pointer swap fails, the version stays published and Publish returns its name
+// together with the error.
+//
+// Publish first removes stale temporary folders (see Cleanup). It panics if opts sets
+// both Champion and Challenger.
+func (r *Registry) Publish(ctx context.Context, repo string, write WriteFunc, m Manifest,
+	opts PublishOptions) (version string, err error) {
+	if opts.Champion && opts.Challenger {
+		panic("registry: PublishOptions sets both Champion and Challenger")
+	}
+	if err := validRepo(repo); err != nil {
+		return "", fmt.Errorf("registry: publish: %w", err)
+	}
+	if err := m.validateCaller(); err != nil {
+		return "", fmt.Errorf("registry: publish %s: %w", repo, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("registry: publish %s: %w", repo, err)
+	}
+	for _, dir := range []string{r.repoDir(repo), r.versionsDir(repo)} {
+		if err := mkdirDurable(dir); err != nil {
+			return "", fmt.Errorf("registry: publish %s: %w", repo, err)
+		}
+	}
+	if _, err := r.Cleanup(repo); err != nil {
+		return "", fmt.Errorf("registry: publish %s: %w", repo, err)
+	}
+
+	tmp, err := os.MkdirTemp(r.versionsDir(repo), tmpPrefix+"publish-*")
+	if err != nil {
+		return "", fmt.Errorf("registry: publish %s: %w", repo, err)
+	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			err = errors.Join(err, os.RemoveAll(tmp))
+		}
+	}()
+	if err := write(tmp); err != nil {
+		return "", fmt.Errorf("registry: publish %s: writing bundle: %w", repo, err)
+	}
+	files, err := sealFiles(tmp)
+	if err != nil {
+		return "", fmt.Errorf("registry: publish %s: %w", repo, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("registry: publish %s: %w", repo, err)
+	}
+	m.FormatVersion = FormatVersion
+	m.Repo = repo
+	m.Files = files
+	m.TrainedAt = m.TrainedAt.UTC()
+	m.Window = Window{From: m.Window.From.UTC(), To: m.Window.To.UTC()}
+	if rev := VCSRevision(); rev != "" && m.Extra[ExtraVCSRevision] == "" {
+		extra := make(map[string]string, len(m.Extra)+1)
+		for k, v := range m.Extra {
+			extra[k] = v
+		}
+		extra[ExtraVCSRevision] = rev
+		m.Extra = extra
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		if version, err = r.nextVersionLocked(repo); err != nil {
+			return "", fmt.Errorf("registry: publish %s: %w", repo, err)
+		}
+		m.Version = version
+		data, err := m.encode()
+		if err != nil {
+			return "", fmt.Errorf("registry: publish %s: encoding manifest: %w", repo, err)
+		}
+		// writeFileAtomic also fsyncs tmp, making the whole folder durable.
+		if err := writeFileAtomic(filepath.Join(tmp, ManifestName), data); err != nil {
+			return "", fmt.Errorf("registry: publish %s: writing manifest: %w", repo, err)
+		}
+		err = os.Rename(tmp, r.versionDir(repo, version))
+		if err == nil {
+			break
+		}
+		// Another process published this name first: take the next one.
+		if !errors.Is(err, fs.ErrExist) || attempt+1 == maxPublishAttempts {
+			return "", fmt.Errorf("registry: publish %s: %w", repo, err)
+		}
+	}
+	renamed = true
+	if err := syncDir(r.versionsDir(repo)); err != nil {
+		return "", fmt.Errorf("registry: publish %s %s: %w", repo, version, err)
+	}
+	switch {
+	case opts.Champion:
+		err = r.setPointerLocked(repo, RoleChampion, version)
+	case opts.Challenger:
+		err = r.setPointerLocked(repo, RoleChallenger, version)
+	}
+	return version, err
+}
+
+// sealFiles fsyncs every file and folder under dir and returns the manifest's file
+// table. It refuses a file named ManifestName and anything that is neither a regular
+// file nor a folder.
+func sealFiles(dir string) (map[string]FileInfo, error) {
+	files := map[string]FileInfo{}
+	var dirs []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			dirs = append(dirs, path)
+			return nil
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == ManifestName {
+			return fmt.Errorf("%w: bundle file %q is reserved for the manifest",
+				ErrInvalidManifest, rel)
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%w: bundle file %q is not a regular file (%v)",
+				ErrInvalidManifest, rel, d.Type())
+		}
+		sum, size, err := hashFile(path, true)
+		if err != nil {
+			return err
+		}
+		files[rel] = FileInfo{SHA256: sum, Size: size}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Children before parents, so each folder is synced after its entries exist.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := syncDir(dirs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// nextVersionLocked returns the name for the next version of repo. The time part never
+// goes below the latest version's, so names sort in publication order.
+func (r *Registry) nextVersionLocked(repo string) (string, error) {
+	t := r.now().UTC().Truncate(time.Second)
+	seq := 1
+	versions, err := r.List(repo)
+	if err != nil {
+		return "", err
+	}
+	if n := len(versions); n > 0 {
+		lt, ls, err := parseVersion(versions[n-1])
+		if err != nil {
+			return "", err
+		}
+		if t.Before(lt) {
+			t = lt
+		}
+		seq = ls + 1
+	}
+	if seq > maxSeq {
+		return "", fmt.Errorf("sequence number %d exceeds %d", seq, maxSeq)
+	}
+	return formatVersion(t, seq), nil
+}
+
+// Repos returns the names of the repositories in the registry, sorted.
+func (r *Registry) Repos() ([]string, error) {
+	entries, err := os.ReadDir(r.dir)
+	if err != nil {
+		return nil, fmt.Errorf("registry: listing repositories: %w", err)
+	}
+	var repos []string
+	for _, e := range entries {
+		if e.IsDir() && validRepo(e.Name()) == nil {
+			repos = append(repos, e.Name())
+		}
+	}
+	return repos, nil
+}
+
+// List returns the versions of repo, oldest first. Temporary folders are not versions.
+// It returns an error wrapping ErrNotFound if the repository does not exist.
+func (r *Registry) List(repo string) ([]string, error) {
+	if err := validRepo(repo); err != nil {
+		return nil, fmt.Errorf("registry: list: %w", err)
+	}
+	entries, err := os.ReadDir(r.versionsDir(repo))
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(r.repoDir(repo)); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("registry: list: repo %s: %w", repo, ErrNotFound)
+		}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("registry: list %s: %w", repo, err)
+	}
+	var versions []string
+	for _, e := range entries { // ReadDir sorts by name.
+		if _, _, err := parseVersion(e.Name()); err == nil && e.IsDir() {
+			versions = append(versions, e.Name())
+		}
+	}
+	return versions, nil
+}
+
+// Retain deletes the versions of repo except the newest n and the champion and
+// challenger, and returns the deleted names. Each version is first renamed to a
+// temporary name, so a reader never finds a half-deleted version. A reader that has
+// just read an old pointer may still find its version gone; Load then fails with
+// ErrNotFound and the reader keeps what it has. Retain panics if n < 1, because the
+// newest version fixes the next version's sequence number.
+func (r *Registry) Retain(repo string, n int) (removed []string, err error) {
+	if n < 1 {
+		panic(fmt.Sprintf("registry: Retain keeps %d versions, want at least 1", n))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	versions, err := r.List(repo)
+	if err != nil {
+		return nil, fmt.Errorf("registry: retain: %w", err)
+	}
+	keep := map[string]bool{}
+	for _, role := range []Role{RoleChampion, RoleChallenger} {
+		v, err := r.pointer(repo, role)
+		if errors.Is(err, ErrNoPointer) {
+			continue
+		}
+		if err != nil {
+			// Without knowing what is served, deleting anything is unsafe.
+			return nil, fmt.Errorf("registry: retain: %w", err)
+		}
+		keep[v] = true
+	}
+	vdir := r.versionsDir(repo)
+	for i, v := range versions {
+		if i >= len(versions)-n || keep[v] {
+			continue
+		}
+		// The nanoseconds keep the name free even if a crashed Retain left one.
+		trash := filepath.Join(vdir, fmt.Sprintf("%sdelete-%s-%d", tmpPrefix, v, time.Now().UnixNano()))
+		if err := os.Rename(filepath.Join(vdir, v), trash); err != nil {
+			return removed, fmt.Errorf("registry: retain %s: %w", repo, err)
+		}
+		removed = append(removed, v)
+		if err := os.RemoveAll(trash); err != nil {
+			return removed, fmt.Errorf("registry: retain %s: %w", repo, err)
+		}
+	}
+	if len(removed) > 0 {
+		if err := syncDir(vdir); err != nil {
+			return removed, fmt.Errorf("registry: retain %s: %w", repo, err)
+		}
+	}
+	return removed, nil
+}
+
+// Cleanup removes the temporary files and folders of repo older than StaleAge, left by
+// a Publish, pointer swap or Retain that crashed, and returns their paths relative to
+// the registry. Readers ignore them, so Cleanup is only housekeeping; Publish calls it.
+func (r *Registry) Cleanup(repo string) (removed []string, err error) {
+	if err := validRepo(repo); err != nil {
+		return nil, fmt.Errorf("registry: cleanup: %w", err)
+	}
+	cutoff := time.Now().Add(-StaleAge)
+	for _, dir := range []string{r.repoDir(repo), r.versionsDir(repo)} {
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return removed, fmt.Errorf("registry: cleanup %s: %w", repo, err)
+		}
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), tmpPrefix) {
+				continue
+			}
+			info, err := e.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // removed by someone else meanwhile
+			}
+			if err != nil {
+				return removed, fmt.Errorf("registry: cleanup %s: %w", repo, err)
+			}
+			if !info.ModTime().Before(cutoff) {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			if err := os.RemoveAll(path); err != nil {
+				return removed, fmt.Errorf("registry: cleanup %s: %w", repo, err)
+			}
+			rel, _ := filepath.Rel(r.dir, path)
+			removed = append(removed, filepath.ToSlash(rel))
+		}
+	}
+	return removed, nil
+}

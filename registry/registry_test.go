@@ -1,0 +1,368 @@
+package registry
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+)
+
+const (
+	testRepo   = "ios"
+	testSchema = "schema-hash-a"
+)
+
+// t0 is the fixed publication time of the test clock.
+var t0 = time.Date(2026, 11, 21, 9, 40, 0, 0, time.UTC)
+
+// newTestRegistry opens a registry in a fresh folder with a clock that stands still at
+// t0, so version names are predictable.
+func newTestRegistry(t testing.TB) *Registry {
+	t.Helper()
+	r, err := Open(filepath.Join(t.TempDir(), "reg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.now = func() time.Time { return t0 }
+	return r
+}
+
+// testManifest returns a manifest with every caller field set.
+func testManifest() Manifest {
+	return Manifest{
+		TrainedAt:            t0.Add(-time.Hour),
+		Window:               Window{From: t0.AddDate(0, 0, -90), To: t0.Add(-2 * time.Hour)},
+		FeatureSchemaHash:    testSchema,
+		FeatureSchemaVersion: 3,
+		Metrics:              map[string]float64{"success.auc": 0.8125, "buildtime.crps": 4.5},
+		Extra:                map[string]string{"seed": "1"},
+	}
+}
+
+// writeFiles returns a WriteFunc writing the given slash-separated paths and contents.
+func writeFiles(files map[string]string) WriteFunc {
+	return func(dir string) error {
+		for name, content := range files {
+			path := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// publish publishes files to testRepo and fails the test on error.
+func publish(t testing.TB, r *Registry, files map[string]string, opts PublishOptions) string {
+	t.Helper()
+	v, err := r.Publish(context.Background(), testRepo, writeFiles(files), testManifest(), opts)
+	if err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	return v
+}
+
+// sha256Hex is the independent truth for checksums.
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// tmpEntries returns the names of the temporary entries in the repository folders.
+func tmpEntries(t *testing.T, r *Registry, repo string) []string {
+	t.Helper()
+	var names []string
+	for _, dir := range []string{r.repoDir(repo), r.versionsDir(repo)} {
+		entries, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), tmpPrefix) {
+				names = append(names, e.Name())
+			}
+		}
+	}
+	return names
+}
+
+func TestPublishListLoad(t *testing.T) {
+	t.Parallel()
+	r := newTestRegistry(t)
+	files1 := map[string]string{
+		"success.json":        `{"w":[1,2]}`,
+		"models/build.json":   "mu sigma",
+		"developers.csv":      "id,rate\n1,0.5\n",
+		"report/empty.txt":    "",
+		"report/deep/a/b.txt": "deep",
+	}
+	files2 := map[string]string{"success.json": `{"w":[3]}`}
+	v1 := publish(t, r, files1, PublishOptions{Champion: true})
+	v2 := publish(t, r, files2, PublishOptions{Challenger: true})
+	if want := "20261121T094000Z-000001"; v1 != want {
+		t.Errorf("first version = %q, want %q", v1, want)
+	}
+	if want := "20261121T094000Z-000002"; v2 != want {
+		t.Errorf("second version = %q, want %q", v2, want)
+	}
+	got, err := r.List(testRepo)
+	if err != nil || !slices.Equal(got, []string{v1, v2}) {
+		t.Errorf("List = %q, %v, want %q", got, err, []string{v1, v2})
+	}
+	if repos, err := r.Repos(); err != nil || !slices.Equal(repos, []string{testRepo}) {
+		t.Errorf("Repos = %q, %v, want [%s]", repos, err, testRepo)
+	}
+	if c, err := r.Champion(testRepo); err != nil || c != v1 {
+		t.Errorf("Champion = %q, %v, want %q", c, err, v1)
+	}
+	if c, err := r.Challenger(testRepo); err != nil || c != v2 {
+		t.Errorf("Challenger = %q, %v, want %q", c, err, v2)
+	}
+	if left := tmpEntries(t, r, testRepo); len(left) != 0 {
+		t.Errorf("temporary entries left after Publish: %q", left)
+	}
+
+	b, err := r.Load(testRepo, v1, testSchema)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	m, want := b.Manifest, testManifest()
+	if m.FormatVersion != FormatVersion || m.Repo != testRepo || m.Version != v1 ||
+		!m.TrainedAt.Equal(want.TrainedAt) || !m.Window.From.Equal(want.Window.From) ||
+		!m.Window.To.Equal(want.Window.To) || m.FeatureSchemaHash != testSchema ||
+		m.FeatureSchemaVersion != want.FeatureSchemaVersion || m.Extra["seed"] != "1" {
+		t.Errorf("manifest = %+v, want the published fields of %+v", m, want)
+	}
+	// Metrics go through JSON, which prints float64 exactly, so they survive unchanged.
+	for name, v := range want.Metrics {
+		if m.Metrics[name] != v {
+			t.Errorf("metric %q = %v, want %v", name, m.Metrics[name], v)
+		}
+	}
+	if len(m.Metrics) != len(want.Metrics) {
+		t.Errorf("metrics = %v, want %v", m.Metrics, want.Metrics)
+	}
+	wantNames := sortedKeys(files1)
+	if !slices.Equal(b.Files(), wantNames) {
+		t.Errorf("Files() = %q, want %q", b.Files(), wantNames)
+	}
+	for name, content := range files1 {
+		fi := m.Files[name]
+		if fi.SHA256 != sha256Hex(content) || fi.Size != int64(len(content)) {
+			t.Errorf("manifest file %q = %+v, want sha256 %s size %d", name, fi,
+				sha256Hex(content), len(content))
+		}
+		data, err := b.ReadFile(name)
+		if err != nil || string(data) != content {
+			t.Errorf("ReadFile(%q) = %q, %v, want %q", name, data, err, content)
+		}
+		path, err := b.Path(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if disk, err := os.ReadFile(path); err != nil || string(disk) != content {
+			t.Errorf("file at Path(%q) = %q, %v, want %q", name, disk, err, content)
+		}
+		f, err := b.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Path("nope.json"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Path(unlisted) error = %v, want ErrNotFound", err)
+	}
+	if _, err := b.ReadFile("nope.json"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("ReadFile(unlisted) error = %v, want ErrNotFound", err)
+	}
+	// The manifest on disk reads back the same through the exported reader.
+	rm, err := ReadManifest(b.Dir)
+	if err != nil || rm.Version != v1 || len(rm.Files) != len(files1) {
+		t.Errorf("ReadManifest = %+v, %v", rm, err)
+	}
+}
+
+func TestPublishCopyFS(t *testing.T) {
+	t.Parallel()
+	r := newTestRegistry(t)
+	fsys := fstest.MapFS{
+		"a.txt":     {Data: []byte("alpha")},
+		"sub/b.txt": {Data: []byte("beta")},
+	}
+	v, err := r.Publish(context.Background(), testRepo, CopyFS(fsys), testManifest(), PublishOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.Load(testRepo, v, testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range fsys {
+		if got := b.Manifest.Files[name].SHA256; got != sha256Hex(string(f.Data)) {
+			t.Errorf("sha256 of %q = %s, want %s", name, got, sha256Hex(string(f.Data)))
+		}
+	}
+	if _, err := r.Champion(testRepo); !errors.Is(err, ErrNoPointer) {
+		t.Errorf("Champion after Publish without options: error = %v, want ErrNoPointer", err)
+	}
+}
+
+func TestVersionNames(t *testing.T) {
+	t.Parallel()
+	// The clock steps forward, stays, jumps back, then forward again.
+	clock := []time.Time{
+		t0,
+		t0.Add(1500 * time.Millisecond),
+		t0.Add(1500 * time.Millisecond),
+		t0.Add(-time.Hour),
+		t0.Add(48 * time.Hour),
+	}
+	want := []string{
+		"20261121T094000Z-000001",
+		"20261121T094001Z-000002",
+		"20261121T094001Z-000003",
+		"20261121T094001Z-000004", // never below the latest version's time
+		"20261123T094000Z-000005",
+	}
+	r := newTestRegistry(t)
+	for i, now := range clock {
+		r.now = func() time.Time { return now }
+		if got := publish(t, r, map[string]string{"m": fmt.Sprint(i)}, PublishOptions{}); got != want[i] {
+			t.Errorf("publish %d at %v: version %q, want %q", i, now, got, want[i])
+		}
+	}
+	if got, err := r.List(testRepo); err != nil || !slices.Equal(got, want) {
+		t.Errorf("List = %q, %v, want %q", got, err, want)
+	}
+}
+
+func TestParseVersion(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		input   string
+		wantSeq int
+		wantErr bool
+	}{
+		{name: "valid", input: "20261121T094000Z-000001", wantSeq: 1},
+		{name: "max", input: "20261121T094000Z-999999", wantSeq: 999999},
+		{name: "empty", input: "", wantErr: true},
+		{name: "temporary", input: ".tmp-publish-123", wantErr: true},
+		{name: "short seq", input: "20261121T094000Z-01", wantErr: true},
+		{name: "signed seq", input: "20261121T094000Z-+00001", wantErr: true},
+		{name: "bad month", input: "20261321T094000Z-000001", wantErr: true},
+		{name: "no zone", input: "20261121T094000-000001", wantErr: true},
+		{name: "path", input: "../20261121T094000Z-000001", wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, seq, err := parseVersion(tc.input)
+			if tc.wantErr {
+				if !errors.Is(err, ErrInvalidName) {
+					t.Errorf("parseVersion(%q) error = %v, want ErrInvalidName", tc.input, err)
+				}
+				return
+			}
+			if err != nil || seq != tc.wantSeq {
+				t.Errorf("parseVersion(%q) = %d, %v, want %d", tc.input, seq, err, tc.wantSeq)
+			}
+		})
+	}
+}
+
+func TestPublishRefused(t *testing.T) {
+	t.Parallel()
+	files := writeFiles(map[string]string{"a": "x"})
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	errWrite := errors.New("disk full")
+	tests := []struct {
+		name    string
+		ctx     context.Context
+		repo    string
+		write   WriteFunc
+		edit    func(m *Manifest)
+		wantErr error
+		wantMsg string
+	}{
+		{name: "empty schema hash", edit: func(m *Manifest) { m.FeatureSchemaHash = "" },
+			wantErr: ErrInvalidManifest, wantMsg: "feature_schema_hash"},
+		{name: "zero trained_at", edit: func(m *Manifest) { m.TrainedAt = time.Time{} },
+			wantErr: ErrInvalidManifest, wantMsg: "trained_at"},
+		{name: "reversed window", edit: func(m *Manifest) { m.Window.From, m.Window.To = m.Window.To, m.Window.From },
+			wantErr: ErrInvalidManifest, wantMsg: "window"},
+		{name: "NaN metric", edit: func(m *Manifest) { m.Metrics["conflict.brier"] = math.NaN() },
+			wantErr: ErrInvalidManifest, wantMsg: `"conflict.brier"`},
+		{name: "Inf metric", edit: func(m *Manifest) { m.Metrics["x"] = math.Inf(-1) },
+			wantErr: ErrInvalidManifest, wantMsg: `"x"`},
+		{name: "bad repo", repo: "../etc", wantErr: ErrInvalidName, wantMsg: "../etc"},
+		{name: "hidden repo", repo: ".ios", wantErr: ErrInvalidName, wantMsg: ".ios"},
+		{name: "reserved manifest name", write: writeFiles(map[string]string{ManifestName: "{}"}),
+			wantErr: ErrInvalidManifest, wantMsg: ManifestName},
+		{name: "symlink", write: func(dir string) error {
+			return os.Symlink("/etc/passwd", filepath.Join(dir, "link"))
+		}, wantErr: ErrInvalidManifest, wantMsg: `"link"`},
+		{name: "writer fails", write: func(string) error { return errWrite },
+			wantErr: errWrite, wantMsg: "disk full"},
+		{name: "cancelled", ctx: cancelled, wantErr: context.Canceled},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newTestRegistry(t)
+			ctx, repo, write, m := context.Background(), testRepo, files, testManifest()
+			if tc.ctx != nil {
+				ctx = tc.ctx
+			}
+			if tc.repo != "" {
+				repo = tc.repo
+			}
+			if tc.write != nil {
+				write = tc.write
+			}
+			if tc.edit != nil {
+				tc.edit(&m)
+			}
+			v, err := r.Publish(ctx, repo, write, m, PublishOptions{Champion: true})
+			if !errors.Is(err, tc.wantErr) || !strings.Contains(fmt.Sprint(err), tc.wantMsg) ||
+				!strings.HasPrefix(fmt.Sprint(err), "registry: ") {
+				t.Fatalf("Publish = %q, %v, want error %v mentioning %q", v, err, tc.wantErr, tc.wantMsg)
+			}
+			if validRepo(repo) != nil {
+				return
+			}
+			if got, err := r.List(repo); len(got) != 0 {
+				t.Errorf("List after refused Publish = %q, %v, want none", got, err)
+			}
+			if left := tmpEntries(t, r, repo); len(left) != 0 {
+				t.Errorf("temporary entries left after refused Publish: %q", left)
+			}
+		})
+	}
+}
+
+func TestPublishBothRolesPanics(t *testing.T) {
+	t.Parallel()
+	r := newTestRegistry(t)
+	defer func() {
+		if recover() == nil {
+			t.Error("Publish with Champion and Challenger did not panic")
+		}
+	}()
+	r.Publish(context.Background(), testRepo, writeFiles(nil), testManifest(),
+		PublishOptions{Champion: true, Challenger: true})
+}
