@@ -1,0 +1,18 @@
+package scoring
+
+import "errors"
+
+// Errors returned by the speculation math. Each is wrapped with the field or index it
+// concerns; match them with errors.Is.
+var (
+	// ErrInvalidQueue reports a malformed queue: an index out of range, a probability
+	// outside [0, 1] or NaN, a negative build time, a duplicate conflict or a build path
+	// that names a change not ahead of the build's change.
+	ErrInvalidQueue = errors.New("scoring: invalid queue")
+	// ErrInvalidConfig reports a Config that cannot be used, such as a non-positive
+	// capacity or a threshold outside [0, 1].
+	ErrInvalidConfig = errors.New("scoring: invalid config")
+	// ErrInvalidBatch reports batching input that cannot be used: an empty batch, a
+	// success probability outside [0, 1] or a batch size below 1.
+	ErrInvalidBatch = errors.New("scoring: invalid batch")
+)

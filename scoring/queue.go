@@ -1,0 +1,177 @@
+package scoring
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Change is one pending change of the queue, as the speculation math sees it. Changes
+// are identified by their index in Queue.Changes, which is the arrival (queue) order.
+type Change struct {
+	// Arrival is the time the change entered the queue, in seconds from any fixed
+	// origin shared by the whole queue.
+	Arrival float64
+	// PSucc is the probability that the change's build succeeds on its own, on HEAD
+	// (P-succ of paper 001 §4.2).
+	PSucc float64
+	// BuildMu and BuildSigma are the combined build time of the change, in seconds (see
+	// CombineBuildTimes). They only matter for the policies that use P(FT_y < FT_x).
+	BuildMu, BuildSigma float64
+}
+
+// Conflict is an edge of the conflict graph between two pending changes. The change
+// earlier in the queue is the one ahead, whichever of the two fields holds it.
+type Conflict struct {
+	// A and B are indices into Queue.Changes; they must differ.
+	A, B int
+	// PConf is the probability that the change behind fails on a path that contains the
+	// change ahead, given that both succeed alone (the conflict label of ARCHITECTURE.md).
+	// The joint probability of paper 001 Equation 4 is PSucc(behind) × PConf.
+	PConf float64
+}
+
+// BuildStatus is the state of a build the engine has already started.
+type BuildStatus uint8
+
+// The states of a started build.
+const (
+	// BuildRunning is a build still executing.
+	BuildRunning BuildStatus = iota
+	// BuildSucceeded is a finished build whose steps all passed.
+	BuildSucceeded
+	// BuildFailed is a finished build with a failed step. Infrastructure failures and
+	// aborted builds are not outcomes of the change; do not report them.
+	BuildFailed
+)
+
+// String returns "running", "succeeded" or "failed".
+func (s BuildStatus) String() string {
+	switch s {
+	case BuildRunning:
+		return "running"
+	case BuildSucceeded:
+		return "succeeded"
+	case BuildFailed:
+		return "failed"
+	}
+	return fmt.Sprintf("BuildStatus(%d)", uint8(s))
+}
+
+// Build is a build of a pending change that is running or has finished.
+type Build struct {
+	// Change is the index of the change the build decides.
+	Change int
+	// Path holds the indices of the changes ahead assumed landed, in any order. Changes
+	// ahead that are absent are assumed rejected; entries that do not conflict with
+	// Change do not matter. Changes that already landed are part of HEAD and are not
+	// named at all.
+	Path []int
+	// Status is the build's state.
+	Status BuildStatus
+}
+
+// Queue is the input of the speculation math: the pending changes in arrival order, the
+// conflict edges between them and the builds already started.
+type Queue struct {
+	Changes   []Change
+	Conflicts []Conflict
+	Builds    []Build
+}
+
+// edge is one conflicting change ahead: its index and P-conf.
+type edge struct {
+	k int32
+	c float64
+}
+
+// graph is the conflict graph in compressed rows: ahead[start[i]:start[i+1]] are the
+// changes ahead of i that conflict with it, in queue order.
+type graph struct {
+	start []int32
+	ahead []edge
+}
+
+func (g *graph) row(i int) []edge { return g.ahead[g.start[i]:g.start[i+1]] }
+
+// checkProb reports whether p is a probability.
+func checkProb(p float64) bool { return p >= 0 && p <= 1 }
+
+// validate checks q and builds its conflict graph.
+func (q *Queue) validate() (*graph, error) {
+	n := len(q.Changes)
+	if n > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: %d changes, at most %d", ErrInvalidQueue, n, math.MaxInt32)
+	}
+	for i, c := range q.Changes {
+		switch {
+		case !checkProb(c.PSucc):
+			return nil, fmt.Errorf("%w: change %d: p_succ %v outside [0, 1]", ErrInvalidQueue, i, c.PSucc)
+		case math.IsNaN(c.Arrival) || math.IsInf(c.Arrival, 0):
+			return nil, fmt.Errorf("%w: change %d: arrival %v is not finite", ErrInvalidQueue, i, c.Arrival)
+		case math.IsNaN(c.BuildMu) || math.IsInf(c.BuildMu, 0):
+			return nil, fmt.Errorf("%w: change %d: build mu %v is not finite", ErrInvalidQueue, i, c.BuildMu)
+		case !(c.BuildSigma >= 0) || math.IsInf(c.BuildSigma, 0):
+			return nil, fmt.Errorf("%w: change %d: build sigma %v is not finite and non-negative", ErrInvalidQueue, i, c.BuildSigma)
+		}
+	}
+	g := &graph{start: make([]int32, n+1)}
+	for e, c := range q.Conflicts {
+		if c.A < 0 || c.A >= n || c.B < 0 || c.B >= n {
+			return nil, fmt.Errorf("%w: conflict %d: change index (%d, %d) outside [0, %d)", ErrInvalidQueue, e, c.A, c.B, n)
+		}
+		if c.A == c.B {
+			return nil, fmt.Errorf("%w: conflict %d: change %d conflicts with itself", ErrInvalidQueue, e, c.A)
+		}
+		if !checkProb(c.PConf) {
+			return nil, fmt.Errorf("%w: conflict %d: p_conf %v outside [0, 1]", ErrInvalidQueue, e, c.PConf)
+		}
+		g.start[max(c.A, c.B)+1]++
+	}
+	for i := range n {
+		g.start[i+1] += g.start[i]
+	}
+	g.ahead = make([]edge, len(q.Conflicts))
+	fill := make([]int32, n)
+	for _, c := range q.Conflicts {
+		lo, hi := min(c.A, c.B), max(c.A, c.B)
+		g.ahead[g.start[hi]+fill[hi]] = edge{k: int32(lo), c: c.PConf}
+		fill[hi]++
+	}
+	for i := range n {
+		row := g.row(i)
+		if !slices.IsSortedFunc(row, cmpEdge) {
+			slices.SortFunc(row, cmpEdge)
+		}
+		for t := 1; t < len(row); t++ {
+			if row[t].k == row[t-1].k {
+				return nil, fmt.Errorf("%w: duplicate conflict between changes %d and %d", ErrInvalidQueue, row[t].k, i)
+			}
+		}
+	}
+	for b, bd := range q.Builds {
+		if bd.Change < 0 || bd.Change >= n {
+			return nil, fmt.Errorf("%w: build %d: change %d outside [0, %d)", ErrInvalidQueue, b, bd.Change, n)
+		}
+		if bd.Status > BuildFailed {
+			return nil, fmt.Errorf("%w: build %d: unknown status %d", ErrInvalidQueue, b, bd.Status)
+		}
+		for _, k := range bd.Path {
+			if k < 0 || k >= bd.Change {
+				return nil, fmt.Errorf("%w: build %d: path change %d is not ahead of change %d", ErrInvalidQueue, b, k, bd.Change)
+			}
+		}
+	}
+	return g, nil
+}
+
+func cmpEdge(a, b edge) int { return int(a.k) - int(b.k) }
+
+// zobrist returns a fixed pseudo-random 64-bit key for change i (splitmix64), so that a
+// set of changes hashes to the XOR of its members' keys.
+func zobrist(i int) uint64 {
+	z := uint64(i)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}

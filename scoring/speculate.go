@@ -1,0 +1,662 @@
+package scoring
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// Policy selects how P-needed of a speculation-tree node is computed; the package
+// documentation derives each.
+type Policy uint8
+
+// The P-needed policies.
+const (
+	// PolicySQ2019 is paper 001 Equations 1-5: one build decides a change.
+	PolicySQ2019 Policy = iota
+	// PolicySQ2024 is paper 000 §V-B: conflicting changes ahead that the change is
+	// likely to outrun contribute P(FT_C < FT_Cj) instead of an outcome probability,
+	// with the fall-back to PolicySQ2019 when their product is small.
+	PolicySQ2024
+	// PolicyExpected weighs each conflicting change ahead by
+	// p_bypass + (1 − p_bypass) × P-outcome.
+	PolicyExpected
+)
+
+// String returns "sq2019", "sq2024" or "expected".
+func (p Policy) String() string {
+	switch p {
+	case PolicySQ2019:
+		return "sq2019"
+	case PolicySQ2024:
+		return "sq2024"
+	case PolicyExpected:
+		return "expected"
+	}
+	return fmt.Sprintf("Policy(%d)", uint8(p))
+}
+
+// ParsePolicy returns the policy named s ("sq2019", "sq2024" or "expected"); the empty
+// string is PolicySQ2019.
+func ParsePolicy(s string) (Policy, error) {
+	switch s {
+	case "", "sq2019":
+		return PolicySQ2019, nil
+	case "sq2024":
+		return PolicySQ2024, nil
+	case "expected":
+		return PolicyExpected, nil
+	}
+	return 0, fmt.Errorf("%w: unknown policy %q (want sq2019, sq2024 or expected)", ErrInvalidConfig, s)
+}
+
+// Defaults used for zero Config fields.
+const (
+	// DefaultBLRDThreshold is the P(FT_C < FT_Cj) from which PolicySQ2024 lets C
+	// bypass Cj: more likely than not to finish first. Paper 000 §VI fixes the value
+	// from empirical build data; tune it per repository.
+	DefaultBLRDThreshold = 0.5
+	// DefaultMaxExplored bounds the tree prefixes one Speculate call may expand.
+	DefaultMaxExplored = 1 << 20
+)
+
+// Config holds the parameters of Speculate. The zero value is PolicySQ2019 with no
+// threshold, but Capacity must be set.
+type Config struct {
+	// Policy is the P-needed policy; zero is PolicySQ2019.
+	Policy Policy
+	// SpeculationThreshold is the least P-needed of a selected node (paper 000 §VIII),
+	// in [0, 1]. Zero selects every node whose P-needed is positive.
+	SpeculationThreshold float64
+	// Capacity is the number of builds that may run at once: kept running builds plus
+	// new ones. It must be at least 1.
+	Capacity int
+	// BLRDThreshold is the P(FT_C < FT_Cj) from which PolicySQ2024 puts Cj in C's bypass
+	// set, in (0, 1]. Zero means DefaultBLRDThreshold.
+	BLRDThreshold float64
+	// FallbackFloor is the product of P(FT_C < FT_Cj) over the bypass set below which
+	// PolicySQ2024 falls back to PolicySQ2019 for C, in [0, 1]. Zero means
+	// SpeculationThreshold: below it no bypass node of C could be selected, while the
+	// most likely PolicySQ2019 node might.
+	FallbackFloor float64
+	// MaxExplored bounds the number of tree prefixes expanded; when reached the plan is
+	// marked Truncated. Zero means DefaultMaxExplored.
+	MaxExplored int
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Policy > PolicyExpected:
+		return fmt.Errorf("%w: unknown policy %d", ErrInvalidConfig, c.Policy)
+	case !checkProb(c.SpeculationThreshold):
+		return fmt.Errorf("%w: speculation threshold %v outside [0, 1]", ErrInvalidConfig, c.SpeculationThreshold)
+	case c.Capacity < 1:
+		return fmt.Errorf("%w: capacity %d, want at least 1", ErrInvalidConfig, c.Capacity)
+	case !checkProb(c.BLRDThreshold):
+		return fmt.Errorf("%w: BLRD threshold %v outside [0, 1]", ErrInvalidConfig, c.BLRDThreshold)
+	case !checkProb(c.FallbackFloor):
+		return fmt.Errorf("%w: fallback floor %v outside [0, 1]", ErrInvalidConfig, c.FallbackFloor)
+	case c.MaxExplored < 0:
+		return fmt.Errorf("%w: max explored %d is negative", ErrInvalidConfig, c.MaxExplored)
+	}
+	return nil
+}
+
+// Action is what the engine should do with a node of the plan.
+type Action uint8
+
+// The actions of a plan.
+const (
+	// Start: the node is selected and no build runs for it; start one.
+	Start Action = iota
+	// Keep: the node is selected and its build is already running.
+	Keep
+	// Abort: a running build that is not selected (below the threshold, beyond the
+	// capacity, duplicated, or made useless by a decision); stop it.
+	Abort
+)
+
+// String returns "start", "keep" or "abort".
+func (a Action) String() string {
+	switch a {
+	case Start:
+		return "start"
+	case Keep:
+		return "keep"
+	case Abort:
+		return "abort"
+	}
+	return fmt.Sprintf("Action(%d)", uint8(a))
+}
+
+// Node is one build of the speculation tree: a change built on one assumed outcome of
+// every conflicting change still pending ahead of it.
+type Node struct {
+	// Change is the index of the change the build decides.
+	Change int
+	// Landed and Rejected partition the conflicting changes pending ahead of Change
+	// (in queue order) into those the build assumes landed (its path) and rejected.
+	// Changes decided by this call's decisions are not listed: a landed one is part of
+	// every path. For an aborted build whose path contradicts such a decision, or whose
+	// change is decided, both are nil.
+	Landed, Rejected []int
+	// PNeeded is the probability that the build's result is needed, in [0, 1], and
+	// LogPNeeded its natural logarithm (-Inf for 0).
+	PNeeded, LogPNeeded float64
+	// Action says whether to start, keep or abort the build.
+	Action Action
+	// Build is the index in Queue.Builds of the running build for Keep and Abort, -1
+	// for Start.
+	Build int
+}
+
+// Plan is the result of Speculate.
+type Plan struct {
+	// Nodes holds the selected nodes (Start or Keep) by decreasing P-needed, followed
+	// by the running builds to abort, by decreasing P-needed.
+	Nodes []Node
+	// Decisions holds the decision on every change, in queue order (see Decide).
+	Decisions []Decision
+	// Explored is the number of tree prefixes expanded by the search.
+	Explored int
+	// Truncated reports that the search stopped at Config.MaxExplored before reaching
+	// the threshold or the capacity.
+	Truncated bool
+}
+
+// Speculate decides what can be decided now (see Decide) and selects the builds to run
+// for the changes still pending: the nodes with P-needed at least
+// cfg.SpeculationThreshold, highest first, up to cfg.Capacity, keeping running builds
+// that are selected and aborting the others. Nodes that already have a finished build
+// are not candidates.
+//
+// The search is best-first over tree prefixes (P-needed only falls with depth), so it
+// expands only prefixes whose probability exceeds that of the last selected node, never
+// the 2^n nodes of the tree.
+//
+// Speculate returns an error wrapping ErrInvalidQueue or ErrInvalidConfig for bad
+// input. All probabilities of the queue must lie in [0, 1]; NaN is rejected.
+func Speculate(q Queue, cfg Config) (*Plan, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	g, err := q.validate()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.BLRDThreshold == 0 {
+		cfg.BLRDThreshold = DefaultBLRDThreshold
+	}
+	if cfg.FallbackFloor == 0 {
+		cfg.FallbackFloor = cfg.SpeculationThreshold
+	}
+	if cfg.MaxExplored == 0 {
+		cfg.MaxExplored = DefaultMaxExplored
+	}
+	s := newSearch(&q, g, &cfg)
+	s.plan.Decisions, s.state = decide(&q, g)
+	s.prepare()
+	s.run()
+	s.abortRest()
+	return &s.plan, nil
+}
+
+// level is depth d of one change's tree: the conflicting change i pending ahead whose
+// outcome the node assumes there, and what its factor needs.
+type level struct {
+	i int32
+	// cst is P-succ of i times (1 − c·x) over the changes ahead of i that conflict with
+	// it but are not on the tree's path (x is 1 or 0 for decided changes, the marginal
+	// landing probability otherwise).
+	cst float64
+	// terms[lo:hi] are the conflicting changes of i on the tree's path.
+	lo, hi int32
+	// det reports that the path fixes i's own path and i has finished builds.
+	det bool
+	// pb is P(FT_C < FT_i) where the policy uses it, NaN otherwise.
+	pb float64
+}
+
+// term is a change on the tree's path that conflicts with a level's change.
+type term struct {
+	p   int32   // position on the path
+	omc float64 // 1 − P-conf
+	z   uint64  // zobrist key of the change
+}
+
+// tree is the speculation tree of one pending change j, built lazily.
+type tree struct {
+	inited bool
+	pend   []int32 // conflicting changes pending ahead of j, in queue order
+	words  int32
+	levels []level
+	// bypass[p] is the bypass factor of pend[p] under PolicySQ2024 (NaN outside the
+	// bypass set); nil when the change does not bypass.
+	bypass []float64
+	// own maps the node key of j's builds to the index of its first running build, or
+	// -1 when a finished build exists.
+	own map[uint64]int32
+}
+
+// item is a tree prefix in the search heap.
+type item struct {
+	logp  float64
+	t     int32 // change of the tree
+	depth int32
+	off   int32 // offset of its assignment bits in search.bits
+}
+
+type search struct {
+	q     *Queue
+	g     *graph
+	cfg   *Config
+	state []int8
+	m     []float64 // marginal landing probability of each change
+	zob   []uint64
+	trees []tree
+	// finishedBy[i] maps the key of a finished build of i (its landed set over i's
+	// pending conflicting changes ahead) to whether it succeeded.
+	finishedBy []map[uint64]bool
+	terms      []term
+	bits       []uint64
+	heap       []item
+	kept       []bool
+	logThr     float64
+	zThr       float64
+	plan       Plan
+}
+
+func newSearch(q *Queue, g *graph, cfg *Config) *search {
+	n := len(q.Changes)
+	return &search{
+		q: q, g: g, cfg: cfg,
+		m:          make([]float64, n),
+		zob:        make([]uint64, n),
+		trees:      make([]tree, n),
+		finishedBy: make([]map[uint64]bool, n),
+		kept:       make([]bool, len(q.Builds)),
+		logThr:     math.Log(cfg.SpeculationThreshold),
+	}
+}
+
+// prepare computes the marginals and indexes the builds by path.
+func (s *search) prepare() {
+	for k, c := range s.q.Changes {
+		s.zob[k] = zobrist(k)
+		switch s.state[k] {
+		case landed:
+			s.m[k] = 1
+		case rejected:
+			s.m[k] = 0
+		default:
+			p := c.PSucc
+			for _, e := range s.g.row(k) {
+				p *= 1 - e.c*s.m[e.k]
+			}
+			s.m[k] = p
+		}
+	}
+	if s.cfg.Policy == PolicySQ2024 {
+		s.zThr = normalQuantile(s.cfg.BLRDThreshold)
+	}
+	inPath := make([]bool, len(s.q.Changes))
+	for b, bd := range s.q.Builds {
+		j := bd.Change
+		if s.state[j] != pending {
+			continue
+		}
+		for _, k := range bd.Path {
+			inPath[k] = true
+		}
+		key, ok := pathKey(s.g.row(j), s.state, inPath)
+		for _, k := range bd.Path {
+			inPath[k] = false
+		}
+		if !ok {
+			continue
+		}
+		if bd.Status != BuildRunning {
+			if s.finishedBy[j] == nil {
+				s.finishedBy[j] = make(map[uint64]bool)
+			}
+			s.finishedBy[j][key] = bd.Status == BuildSucceeded
+		}
+		t := &s.trees[j]
+		if t.own == nil {
+			t.own = make(map[uint64]int32)
+		}
+		prev, seen := t.own[key]
+		switch {
+		case bd.Status != BuildRunning:
+			t.own[key] = -1
+		case !seen:
+			t.own[key] = int32(b)
+		default:
+			_ = prev // a duplicate running build is aborted later
+		}
+	}
+}
+
+// initTree fills the pending path and the bypass set of change j's tree.
+func (s *search) initTree(j int) *tree {
+	t := &s.trees[j]
+	if t.inited {
+		return t
+	}
+	t.inited = true
+	for _, e := range s.g.row(j) {
+		if s.state[e.k] == pending {
+			t.pend = append(t.pend, e.k)
+		}
+	}
+	t.words = int32((len(t.pend) + 63) / 64)
+	if s.cfg.Policy != PolicySQ2024 || len(t.pend) == 0 {
+		return t
+	}
+	cj := s.q.Changes[j]
+	logBeta, any := 0.0, false
+	var bypass []float64
+	for p, i := range t.pend {
+		ci := s.q.Changes[i]
+		z := FinishZ(ci.Arrival, ci.BuildMu, ci.BuildSigma, cj.Arrival, cj.BuildMu, cj.BuildSigma)
+		if !(z >= s.zThr) {
+			continue
+		}
+		pb := stdNormalCDF(z)
+		if pb < s.cfg.BLRDThreshold {
+			continue // z within rounding of the quantile
+		}
+		if bypass == nil {
+			bypass = make([]float64, len(t.pend))
+			for x := range bypass {
+				bypass[x] = math.NaN()
+			}
+		}
+		bypass[p] = pb
+		logBeta += math.Log(pb)
+		any = true
+	}
+	if any && logBeta >= math.Log(s.cfg.FallbackFloor) && logBeta > math.Inf(-1) {
+		t.bypass = bypass
+	}
+	return t
+}
+
+// levelAt returns level d of change j's tree, building the missing levels.
+func (s *search) levelAt(j int, t *tree, d int) *level {
+	for len(t.levels) <= d {
+		s.buildLevel(j, t, len(t.levels))
+	}
+	return &t.levels[d]
+}
+
+func (s *search) buildLevel(j int, t *tree, d int) {
+	i := int(t.pend[d])
+	lv := level{i: int32(i), cst: s.q.Changes[i].PSucc, lo: int32(len(s.terms)), det: s.finishedBy[i] != nil, pb: math.NaN()}
+	p := 0
+	for _, e := range s.g.row(i) {
+		switch s.state[e.k] {
+		case landed:
+			lv.cst *= 1 - e.c
+			continue
+		case rejected:
+			continue
+		}
+		for p < d && t.pend[p] < e.k {
+			p++
+		}
+		if p < d && t.pend[p] == e.k {
+			s.terms = append(s.terms, term{p: int32(p), omc: 1 - e.c, z: s.zob[e.k]})
+		} else {
+			lv.cst *= 1 - e.c*s.m[e.k]
+			lv.det = false
+		}
+	}
+	lv.hi = int32(len(s.terms))
+	switch s.cfg.Policy {
+	case PolicySQ2024:
+		if t.bypass != nil {
+			lv.pb = t.bypass[d]
+		}
+	case PolicyExpected:
+		ci, cj := s.q.Changes[i], s.q.Changes[j]
+		lv.pb = FinishBeforeProb(ci.Arrival, ci.BuildMu, ci.BuildSigma, cj.Arrival, cj.BuildMu, cj.BuildSigma)
+	}
+	t.levels = append(t.levels, lv)
+}
+
+// factors returns the factors of a prefix's two children at level lv: assuming the
+// level's change lands (f1) or is rejected (f0).
+func (s *search) factors(lv *level, a []uint64) (f1, f0 float64) {
+	q := lv.cst
+	var key uint64
+	for _, tm := range s.terms[lv.lo:lv.hi] {
+		if a[tm.p>>6]&(1<<(uint(tm.p)&63)) != 0 {
+			q *= tm.omc
+			key ^= tm.z
+		}
+	}
+	if lv.det {
+		if ok, found := s.finishedBy[lv.i][key]; found {
+			q = 0
+			if ok {
+				q = 1
+			}
+		}
+	}
+	f1, f0 = q, 1-q
+	if !math.IsNaN(lv.pb) {
+		switch s.cfg.Policy {
+		case PolicySQ2024:
+			f1, f0 = lv.pb, lv.pb
+		case PolicyExpected:
+			f1 = lv.pb + (1-lv.pb)*f1
+			f0 = lv.pb + (1-lv.pb)*f0
+		}
+	}
+	return f1, f0
+}
+
+// less orders the heap: higher probability first, then earlier change, then deeper.
+func (a *item) before(b *item) bool {
+	if a.logp != b.logp {
+		return a.logp > b.logp
+	}
+	if a.t != b.t {
+		return a.t < b.t
+	}
+	return a.depth > b.depth
+}
+
+func (s *search) push(it item) {
+	h := append(s.heap, it)
+	c := len(h) - 1
+	for c > 0 {
+		p := (c - 1) / 2
+		if !h[c].before(&h[p]) {
+			break
+		}
+		h[c], h[p] = h[p], h[c]
+		c = p
+	}
+	s.heap = h
+}
+
+func (s *search) pop() item {
+	h := s.heap
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	c := 0
+	for {
+		l := 2*c + 1
+		if l >= len(h) {
+			break
+		}
+		best := l
+		if r := l + 1; r < len(h) && h[r].before(&h[l]) {
+			best = r
+		}
+		if !h[best].before(&h[c]) {
+			break
+		}
+		h[c], h[best] = h[best], h[c]
+		c = best
+	}
+	s.heap = h
+	return top
+}
+
+// run is the best-first search.
+func (s *search) run() {
+	for j := range s.q.Changes {
+		if s.state[j] == pending {
+			s.push(item{t: int32(j)})
+		}
+	}
+	// Roots have no assumption yet: their bits are all zero.
+	zeros := make([]uint64, (len(s.q.Changes)+63)/64)
+	selected := 0
+	for len(s.heap) > 0 && selected < s.cfg.Capacity {
+		if s.plan.Explored >= s.cfg.MaxExplored {
+			s.plan.Truncated = true
+			return
+		}
+		it := s.pop()
+		s.plan.Explored++
+		j := int(it.t)
+		t := s.initTree(j)
+		a := zeros[:t.words]
+		if it.depth > 0 {
+			a = s.bits[it.off : it.off+t.words]
+		}
+		if int(it.depth) == len(t.pend) {
+			if s.emit(j, t, it.logp, a) {
+				selected++
+			}
+			continue
+		}
+		lv := s.levelAt(j, t, int(it.depth))
+		f1, f0 := s.factors(lv, a)
+		for bit, f := range [2]float64{f0, f1} {
+			if !(f > 0) {
+				continue
+			}
+			lp := it.logp + math.Log(f)
+			if lp < s.logThr {
+				continue
+			}
+			off := int32(len(s.bits))
+			s.bits = append(s.bits, a...)
+			if bit == 1 {
+				s.bits[off+it.depth>>6] |= 1 << (uint(it.depth) & 63)
+			}
+			s.push(item{logp: lp, t: it.t, depth: it.depth + 1, off: off})
+		}
+	}
+}
+
+// emit adds a complete node to the plan unless it has a finished build; it reports
+// whether the node was selected.
+func (s *search) emit(j int, t *tree, logp float64, a []uint64) bool {
+	var key uint64
+	for w, word := range a {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			key ^= s.zob[t.pend[w*64+b]]
+			word &= word - 1
+		}
+	}
+	build := -1
+	if b, ok := t.own[key]; ok {
+		if b < 0 {
+			return false
+		}
+		build = int(b)
+		s.kept[build] = true
+	}
+	nd := s.node(j, t, logp, a)
+	nd.Build, nd.Action = build, Start
+	if build >= 0 {
+		nd.Action = Keep
+	}
+	s.plan.Nodes = append(s.plan.Nodes, nd)
+	return true
+}
+
+// node returns the node of change j with assignment a.
+func (s *search) node(j int, t *tree, logp float64, a []uint64) Node {
+	nd := Node{Change: j, LogPNeeded: logp, PNeeded: math.Exp(logp)}
+	nl := 0
+	for _, w := range a {
+		nl += bits.OnesCount64(w)
+	}
+	all := make([]int, len(t.pend))
+	nd.Landed, nd.Rejected = all[:0:nl], all[nl:nl]
+	for p, k := range t.pend {
+		if a[p>>6]&(1<<(uint(p)&63)) != 0 {
+			nd.Landed = append(nd.Landed, int(k))
+		} else {
+			nd.Rejected = append(nd.Rejected, int(k))
+		}
+	}
+	return nd
+}
+
+// abortRest adds every running build that was not kept, with its P-needed.
+func (s *search) abortRest() {
+	first := len(s.plan.Nodes)
+	inPath := make([]bool, len(s.q.Changes))
+	for b, bd := range s.q.Builds {
+		if bd.Status != BuildRunning || s.kept[b] {
+			continue
+		}
+		j := bd.Change
+		nd := Node{Change: j, Action: Abort, Build: b, LogPNeeded: math.Inf(-1)}
+		if s.state[j] == pending {
+			for _, k := range bd.Path {
+				inPath[k] = true
+			}
+			_, ok := pathKey(s.g.row(j), s.state, inPath)
+			if ok {
+				t := s.initTree(j)
+				a := make([]uint64, t.words)
+				for p, k := range t.pend {
+					if inPath[k] {
+						a[p>>6] |= 1 << (uint(p) & 63)
+					}
+				}
+				nd = s.node(j, t, s.logPNeeded(j, t, a), a)
+				nd.Action, nd.Build = Abort, b
+			}
+			for _, k := range bd.Path {
+				inPath[k] = false
+			}
+		}
+		s.plan.Nodes = append(s.plan.Nodes, nd)
+	}
+	slices.SortStableFunc(s.plan.Nodes[first:], func(x, y Node) int { return cmp.Compare(y.LogPNeeded, x.LogPNeeded) })
+}
+
+// logPNeeded returns log P-needed of the complete node a of change j's tree.
+func (s *search) logPNeeded(j int, t *tree, a []uint64) float64 {
+	lp := 0.0
+	for d := range t.pend {
+		lv := s.levelAt(j, t, d)
+		f1, f0 := s.factors(lv, a)
+		f := f0
+		if a[d>>6]&(1<<(uint(d)&63)) != 0 {
+			f = f1
+		}
+		lp += math.Log(f)
+	}
+	return lp
+}
+
+// normalQuantile returns z with Phi(z) = p for p in [0, 1] (±Inf at the ends).
+func normalQuantile(p float64) float64 {
+	return -math.Sqrt2 * math.Erfcinv(2*p)
+}
