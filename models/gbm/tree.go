@@ -298,7 +298,7 @@ func newTree(s *treeSpec) (*Tree, error) {
 		}
 		if dt&lgCategoricalMask != 0 {
 			n.flags |= flagCategorical
-			if th != math.Trunc(th) || th < 0 || int(th) >= nCat {
+			if th != math.Trunc(th) || th < 0 || th >= float64(nCat) {
 				return nil, fmt.Errorf("%w: node %d: categorical threshold %v is not a cat_boundaries index below num_cat=%d", ErrFormat, i, th, nCat)
 			}
 		}
