@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -58,7 +57,8 @@ func TestWatch(t *testing.T) {
 		{name: "cleared challenger", change: func() error { return r.ClearChallenger(testRepo) },
 			want: []Event{{Role: RoleChallenger}}},
 		{name: "broken champion pointer", change: func() error {
-			return os.WriteFile(filepath.Join(r.repoDir(testRepo), "current"), []byte("junk"), 0o644)
+			// Atomically, so the watcher cannot see a partial write as another error.
+			return writeFileAtomic(filepath.Join(r.repoDir(testRepo), "current"), []byte("junk"))
 		}, want: []Event{{Role: RoleChampion, Err: ErrInvalidName}}},
 		{name: "repaired", change: func() error { return r.SetChampion(testRepo, v2) },
 			want: []Event{{Role: RoleChampion, Version: "20261121T094000Z-000002"}}},
