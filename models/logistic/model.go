@@ -170,8 +170,12 @@ func (m *Model) Predict(dst []float64, x mat.Matrix) []float64 {
 // parallel predicts rows of x into dst, splitting large batches over GOMAXPROCS workers
 // that each write only their own part of dst.
 func (m *Model) parallel(dst []float64, x dense, prob bool) {
+	if x.rows < parallelRows {
+		m.rows(dst, x, 0, x.rows, prob)
+		return
+	}
 	workers := min(runtime.GOMAXPROCS(0), x.rows/(parallelRows/2))
-	if x.rows < parallelRows || workers <= 1 {
+	if workers <= 1 {
 		m.rows(dst, x, 0, x.rows, prob)
 		return
 	}
@@ -188,32 +192,21 @@ func (m *Model) parallel(dst []float64, x dense, prob bool) {
 func (m *Model) rows(dst []float64, x dense, lo, hi int, prob bool) {
 	d := x.cols
 	if len(m.active) == d {
-		beta := m.beta[:d]
-		mean := m.mean[:d]
 		for i := lo; i < hi; i++ {
 			row := x.data[i*x.stride : i*x.stride+d]
-			// Two accumulators halve the floating-point add dependency chain.
-			z0, z1 := m.beta0, 0.0
-			j := 0
-			for ; j+1 < len(row); j += 2 {
-				v0, v1 := row[j], row[j+1]
-				if v0 != v0 {
-					v0 = mean[j]
+			z := m.beta0 + dot(m.beta, row)
+			if z != z {
+				// NaN propagates through the sum, so only rows that hold a NaN (or
+				// infinities that cancel) take the imputing loop.
+				z = m.beta0
+				for j, v := range row {
+					if v != v {
+						v = m.mean[j]
+					}
+					z += m.beta[j] * v
 				}
-				if v1 != v1 {
-					v1 = mean[j+1]
-				}
-				z0 += beta[j] * v0
-				z1 += beta[j+1] * v1
 			}
-			if j < len(row) {
-				v := row[j]
-				if v != v {
-					v = mean[j]
-				}
-				z0 += beta[j] * v
-			}
-			dst[i] = z0 + z1
+			dst[i] = z
 		}
 	} else {
 		act, beta, mean := m.active, m.betaA, m.meanA[:len(m.betaA)]
@@ -236,6 +229,24 @@ func (m *Model) rows(dst []float64, x dense, lo, hi int, prob bool) {
 			out[i] = sigmoid(z)
 		}
 	}
+}
+
+// dot returns Σ beta[j]·row[j] with four accumulators, which breaks the dependency
+// chain of floating-point additions so that the loop runs at load throughput.
+func dot(beta, row []float64) float64 {
+	beta = beta[:len(row)]
+	var s0, s1, s2, s3 float64
+	for len(row) >= 4 && len(beta) >= 4 {
+		s0 += beta[0] * row[0]
+		s1 += beta[1] * row[1]
+		s2 += beta[2] * row[2]
+		s3 += beta[3] * row[3]
+		row, beta = row[4:], beta[4:]
+	}
+	for j, v := range row {
+		s0 += beta[j] * v
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // sigmoid is 1/(1+e^-z), evaluated without overflow for either sign of z.
