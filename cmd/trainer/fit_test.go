@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sqpredict/sqpredict/datasets"
+)
+
+// writeFile writes content to name in a temporary directory and returns its path.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// readFrame reads a table the test needs.
+func readFrame(t *testing.T, path string) *datasets.Frame {
+	t.Helper()
+	f, err := datasets.ReadFrame(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestDetectModel(t *testing.T) {
+	registerLoader(loader{
+		name:   "test-text",
+		detect: func(head []byte, kind string) bool { return kind == "" && strings.HasPrefix(string(head), "tree\n") },
+		load:   func([]byte) (predictor, error) { return nil, nil },
+	})
+	t.Cleanup(func() { delete(loaders, "test-text") })
+	for _, tc := range []struct {
+		name    string
+		data    string
+		want    string // loader name
+		wantErr string // substring of the error
+	}{
+		{name: "logistic JSON", data: `{"format_version": 1, "kind": "logistic"}`, want: "logistic"},
+		{name: "kind not first", data: "\n  {\"a\": [1, 2], \"kind\": \"logistic\"}", want: "logistic"},
+		{name: "text header", data: "tree\nversion=v4\n", want: "test-text"},
+		{name: "unknown kind", data: `{"kind": "forest"}`, wantErr: `unknown model kind "forest"`},
+		{name: "no kind", data: `{"format_version": 1}`, wantErr: "unrecognised model file"},
+		{name: "bad JSON", data: `{"kind": `, wantErr: "not valid JSON"},
+		{name: "text", data: "hello", wantErr: "unrecognised model file"},
+		{name: "empty", data: "", wantErr: "unrecognised model file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := detectModel([]byte(tc.data))
+			switch {
+			case tc.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("detectModel(%q) = %v, want error containing %q", tc.data, err, tc.wantErr)
+				}
+			case err != nil || l.name != tc.want:
+				t.Errorf("detectModel(%q) = %q, %v, want %q", tc.data, l.name, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseParams(t *testing.T) {
+	f := fitter{name: "x", params: []param{{key: "a"}, {key: "b"}}}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		want    params
+		wantErr string
+	}{
+		{name: "ok", args: []string{"a=1", "b=x=y"}, want: params{"a": "1", "b": "x=y"}},
+		{name: "empty value", args: []string{"a="}, want: params{"a": ""}},
+		{name: "unknown", args: []string{"c=1"}, wantErr: `unknown --param "c"`},
+		{name: "no equals", args: []string{"a"}, wantErr: `"a": want key=value`},
+		{name: "twice", args: []string{"a=1", "a=2"}, wantErr: "a given twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseParams(f, tc.args)
+			if tc.wantErr != "" {
+				if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("parseParams(%q) = %v, want usage error containing %q", tc.args, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || len(got) != len(tc.want) {
+				t.Fatalf("parseParams(%q) = %v, %v, want %v", tc.args, got, err, tc.want)
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("parseParams(%q)[%s] = %q, want %q", tc.args, k, got[k], v)
+				}
+			}
+		})
+	}
+}
