@@ -1,0 +1,71 @@
+// Package features turns build histories into the feature matrices every sqpredict model
+// is fit on, and computes the same feature vectors for single requests at serving time.
+//
+// Every feature is defined once, in the per-row functions [Success], [Conflict] and
+// [BuildTime]. The trainer reaches them through [NewIndex] and [Index.Table], which derive
+// labels and the point-in-time inputs of each row from a [datasets.History]; the scorer
+// calls them directly with a [datasets.Change], the [Speculation] state it was told about
+// and the [DevStats] of a [DevTable] frozen into the model bundle at training. Both paths
+// give bit-identical vectors for the same inputs, so there is no training/serving skew by
+// construction. Missing values are NaN.
+//
+// # Row kinds and labels
+//
+// The feature groups come from "Keeping Master Green at Scale" (EuroSys 2019) §7.2
+// (change, revision, developer, speculation) and "CI at Scale" (2024) §IX-B (the build-time
+// list: targets changed/added/removed, conflicts count, speculation height, lines, files,
+// commits, developer). A change's decision time D is its decided_at, or, when the history
+// does not record it, the latest finished_at (else started_at) of its builds. A build is
+// decisive when its status is succeeded or failed; infra_failed and aborted builds say
+// nothing about the change and are ignored everywhere below.
+//
+//   - Success rows, one per decided change. The real path of a change C is the set of
+//     changes A of the same repository that are ahead of C in the queue (submitted earlier),
+//     were still pending when C was submitted (D(A) > submitted_at(C)), landed, and were
+//     decided no later than C (D(A) <= D(C)). The label is the status of C's decisive build
+//     on its real path (compared as sets); when there is none, of its decisive build on the
+//     empty path; the latest finished such build wins. With neither the row is skipped
+//     ("no_build_on_real_or_empty_path", or "no_decisive_build" when C has no decisive
+//     build at all).
+//   - Conflict rows, one per ordered pair (A ahead, B behind) of decided changes of one
+//     repository where A was pending when B was submitted and their affected targets share
+//     at least one name. The label is conflicted = A succeeds alone (A's success label is
+//     1) and B succeeds alone (some decisive build of B whose path does not contain A
+//     succeeded) and B fails with A (some decisive build of B whose path contains A
+//     failed). Each term is true, false (A's label is 0; B's decisive builds without A all
+//     failed; B's decisive builds with A all succeeded) or unknown (no such build). Any
+//     false term gives label 0, three true terms give 1, anything else cannot be told from
+//     the history: the pair is skipped and counted as "undetermined". Pairs where either
+//     change's affected targets are unknown are skipped as "unknown_affected_targets".
+//   - Build-time rows, one per decisive build with a known duration_s (the target).
+//
+// # Point in time
+//
+// A row belongs to a change submitted at t (the behind change for pairs). Its developer
+// features see only changes decided strictly before t, pairs whose later change was
+// decided strictly before t, and the builds of changes decided strictly before t. Its
+// queue features (conflicts_count, queue_ahead) describe the changes pending at t: ahead
+// in the queue, decided after t. Its speculation counts are the change's own decisive
+// builds that finished strictly before the row's build started: the build itself for a
+// build-time row, and for a success row the change's latest-started decisive build, the
+// last speculation the queue ran for it. Nothing about a change decided after t, other
+// than what was known when it was submitted (its attributes), enters a row at t.
+//
+// # Developer statistics
+//
+// Rates are smoothed towards the population with a Beta prior worth [PriorStrength]
+// observations: rate = (k + PriorStrength*m) / (n + PriorStrength), where k of n are the
+// author's successes (conflicted pairs), and m, the population rate over everything
+// counted so far, is itself smoothed with Laplace's rule, (K+1)/(N+2), so it is 1/2 before
+// any data. The developer's prior mean log1p(duration_s) is smoothed the same way towards
+// the population mean (NaN while no build has been counted). An author never seen gets the
+// population values and 0 prior changes; an empty author name is unknown and gets NaN
+// prior changes. The author name itself is not a feature (the schema is fixed-width); the
+// smoothed rates are its target encoding.
+//
+// # Schemas
+//
+// Each row kind has a [Schema]: its ordered feature names and [SchemaVersion]. The hash of
+// a schema, pinned by a golden test, goes into every model bundle; the scorer refuses a
+// bundle whose hash differs from its own.
+package features

@@ -1,0 +1,482 @@
+package features
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/sqpredict/sqpredict/datasets"
+)
+
+// Label values of changes and pairs.
+const (
+	labelUnknown int8 = -1
+	labelFalse   int8 = 0
+	labelTrue    int8 = 1
+)
+
+// Skip reasons, as they appear in Table.Skipped and the trainer's summary.
+const (
+	SkipUndecided              = "undecided"                      // the change's decision time is unknown
+	SkipNoDecisiveBuild        = "no_decisive_build"              // the change has no succeeded or failed build
+	SkipNoRealOrEmptyPathBuild = "no_build_on_real_or_empty_path" // none of its decisive builds is on its real path or the empty path
+	SkipUnknownTargets         = "unknown_affected_targets"       // a pending pair where either change's affected targets are unknown
+	SkipUndetermined           = "undetermined"                   // the builds cannot tell whether the pair conflicted
+	SkipAborted                = "aborted"                        // an aborted build
+	SkipInfraFailed            = "infra_failed"                   // an infra_failed build
+	SkipMissingDuration        = "missing_duration"               // a decisive build without duration_s
+	SkipUnknownStatus          = "unknown_status"                 // a build without a status
+)
+
+// Index is a history prepared for feature extraction: decision times, queue order, labels,
+// candidate pairs and the point-in-time developer statistics and speculation state of every
+// change and build. Build one with NewIndex, then ask it for the rows of each kind with
+// Table and for a frozen developer table with DevTable. An Index is read-only after
+// NewIndex and safe for concurrent use; it keeps a reference to the history, which must
+// not change while the Index is in use.
+type Index struct {
+	h       *datasets.History
+	changes []changeInfo // parallel to h.Changes
+	builds  []buildInfo  // parallel to h.Builds
+	queue   []int32      // change indices in queue order: (submitted_at, table order)
+	pairs   []pairInfo   // candidate pairs, in queue order of (behind, ahead)
+	events  []devEvent   // developer-statistics events, sorted by time
+	// Pairs skipped before labelling, by reason.
+	pairSkips map[string]int
+	truth     map[[2]string]*datasets.Pair
+}
+
+type changeInfo struct {
+	decided    time.Time // D: decided_at, else latest build time; zero when unknown
+	queuePos   int32
+	label      int8
+	labelBuild int32   // the build the label came from; -1 without a label
+	asOfBuild  int32   // latest-started decisive build; -1 without one
+	builds     []int32 // all builds of the change, in table order
+	targets    []string
+	conflicts  float64
+	ahead      float64
+	realPath   int32 // number of changes on the real path
+	dev        DevStats
+}
+
+type buildInfo struct {
+	path []int32
+	spec Speculation
+}
+
+type pairInfo struct {
+	ahead, behind int32
+	label         int8
+	devAhead      DevStats // the ahead author's statistics as of the behind change's submission
+}
+
+type devEvent struct {
+	at     time.Time
+	kind   uint8 // 0 change, 1 pair, 2 build
+	label  int8
+	a, b   int32 // change indices (b: other change of a pair)
+	logDur float64
+}
+
+func decisive(s datasets.Status) bool {
+	return s == datasets.StatusSucceeded || s == datasets.StatusFailed
+}
+
+// NewIndex prepares h for feature extraction. It returns an error wrapping
+// ErrInvalidHistory for duplicate change or build ids and for builds or paths naming a
+// change the history does not have. ctx is checked between stages.
+func NewIndex(ctx context.Context, h *datasets.History) (*Index, error) {
+	ix := &Index{
+		h:         h,
+		changes:   make([]changeInfo, len(h.Changes)),
+		builds:    make([]buildInfo, len(h.Builds)),
+		pairSkips: make(map[string]int),
+	}
+	byID := make(map[string]int32, len(h.Changes))
+	for i := range h.Changes {
+		id := h.Changes[i].ChangeID
+		if j, dup := byID[id]; dup {
+			return nil, fmt.Errorf("features: %w: changes rows %d and %d have the same change_id %q", ErrInvalidHistory, j+1, i+1, id)
+		}
+		byID[id] = int32(i)
+		ix.changes[i].label = labelUnknown
+		ix.changes[i].labelBuild = -1
+		ix.changes[i].asOfBuild = -1
+		if t := h.Changes[i].AffectedTargets; t != nil {
+			ix.changes[i].targets = sortedSet(t)
+		}
+	}
+	buildIDs := make(map[string]int, len(h.Builds))
+	for i := range h.Builds {
+		b := &h.Builds[i]
+		if j, dup := buildIDs[b.BuildID]; dup {
+			return nil, fmt.Errorf("features: %w: builds rows %d and %d have the same build_id %q", ErrInvalidHistory, j+1, i+1, b.BuildID)
+		}
+		buildIDs[b.BuildID] = i
+		ci, ok := byID[b.ChangeID]
+		if !ok {
+			return nil, fmt.Errorf("features: %w: build %q (row %d): change_id %q is not a change", ErrInvalidHistory, b.BuildID, i+1, b.ChangeID)
+		}
+		ix.changes[ci].builds = append(ix.changes[ci].builds, int32(i))
+		path := make([]int32, len(b.Path))
+		for k, id := range b.Path {
+			pi, ok := byID[id]
+			if !ok {
+				return nil, fmt.Errorf("features: %w: build %q (row %d): path entry %q is not a change", ErrInvalidHistory, b.BuildID, i+1, id)
+			}
+			path[k] = pi
+		}
+		ix.builds[i].path = path
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("features: indexing history: %w", err)
+	}
+	for i := range h.Changes {
+		ix.changes[i].decided = ix.decisionTime(i)
+	}
+	ix.queue = make([]int32, len(h.Changes))
+	for i := range ix.queue {
+		ix.queue[i] = int32(i)
+	}
+	slices.SortStableFunc(ix.queue, func(a, b int32) int {
+		return h.Changes[a].SubmittedAt.Compare(h.Changes[b].SubmittedAt)
+	})
+	for p, ci := range ix.queue {
+		ix.changes[ci].queuePos = int32(p)
+	}
+	ix.sweepQueue()
+	for i := range h.Changes {
+		ix.labelChange(i)
+	}
+	for p := range ix.pairs {
+		ix.labelPair(&ix.pairs[p])
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("features: indexing history: %w", err)
+	}
+	ix.collectEvents()
+	ix.sweepDevStats()
+	for i := range h.Changes {
+		ix.speculate(i)
+	}
+	if h.Pairs != nil {
+		ix.truth = make(map[[2]string]*datasets.Pair, len(h.Pairs))
+		for i := range h.Pairs {
+			p := &h.Pairs[i]
+			ix.truth[[2]string{p.AheadChangeID, p.BehindChangeID}] = p
+		}
+	}
+	return ix, nil
+}
+
+// decisionTime returns D(c): decided_at, else the latest finished_at of its builds, else
+// their latest started_at, else zero (unknown).
+func (ix *Index) decisionTime(i int) time.Time {
+	c := &ix.h.Changes[i]
+	if !c.DecidedAt.IsZero() {
+		return c.DecidedAt
+	}
+	var fin, start time.Time
+	for _, bi := range ix.changes[i].builds {
+		b := &ix.h.Builds[bi]
+		if b.FinishedAt.After(fin) {
+			fin = b.FinishedAt
+		}
+		if b.StartedAt.After(start) {
+			start = b.StartedAt
+		}
+	}
+	if !fin.IsZero() {
+		return fin
+	}
+	return start
+}
+
+// sweepQueue walks each repository's queue in order, keeping the changes pending at the
+// current submission, and records queue_ahead, conflicts_count, the size of the real path
+// and the candidate pairs of every change.
+func (ix *Index) sweepQueue() {
+	h := ix.h
+	pending := make(map[string][]int32) // repo -> changes pending at the current time
+	for _, bi := range ix.queue {
+		b := int(bi)
+		cb := &h.Changes[b]
+		info := &ix.changes[b]
+		if cb.SubmittedAt.IsZero() {
+			info.conflicts, info.ahead = nan, nan
+			continue
+		}
+		// Filter in place: changes decided by now leave the pending list for good.
+		act := pending[cb.Repo][:0]
+		for _, a := range pending[cb.Repo] {
+			if ix.changes[a].decided.After(cb.SubmittedAt) {
+				act = append(act, a)
+			}
+		}
+		info.ahead = float64(len(act))
+		if info.targets == nil {
+			info.conflicts = nan
+		}
+		for _, a := range act {
+			ia := &ix.changes[a]
+			if h.Changes[a].Outcome == datasets.OutcomeLanded && !info.decided.IsZero() && !ia.decided.After(info.decided) {
+				info.realPath++
+			}
+			if ia.targets == nil || info.targets == nil {
+				ix.pairSkips[SkipUnknownTargets]++
+				continue
+			}
+			if n, _, _ := overlap(ia.targets, info.targets); n == 0 {
+				continue
+			}
+			info.conflicts++
+			if info.decided.IsZero() {
+				ix.pairSkips[SkipUndecided]++
+				continue
+			}
+			ix.pairs = append(ix.pairs, pairInfo{ahead: a, behind: int32(b), label: labelUnknown})
+		}
+		if !info.decided.IsZero() {
+			act = append(act, int32(b))
+		}
+		pending[cb.Repo] = act
+	}
+}
+
+// onRealPath reports whether change a is on the real path of change c.
+func (ix *Index) onRealPath(a, c int) bool {
+	ia, ic := &ix.changes[a], &ix.changes[c]
+	return ix.h.Changes[a].Repo == ix.h.Changes[c].Repo &&
+		ix.h.Changes[a].Outcome == datasets.OutcomeLanded &&
+		ia.queuePos < ic.queuePos &&
+		ia.decided.After(ix.h.Changes[c].SubmittedAt) &&
+		!ic.decided.IsZero() && !ia.decided.After(ic.decided)
+}
+
+// later reports whether build x finished after build y (table order breaks ties), the
+// order in which the latest build on a path wins.
+func (ix *Index) later(x, y int32) bool {
+	if y < 0 {
+		return true
+	}
+	if c := ix.h.Builds[x].FinishedAt.Compare(ix.h.Builds[y].FinishedAt); c != 0 {
+		return c > 0
+	}
+	return x > y
+}
+
+// labelChange derives the success label of change i and picks its as-of build.
+func (ix *Index) labelChange(i int) {
+	info := &ix.changes[i]
+	real, empty := int32(-1), int32(-1)
+	for _, bi := range info.builds {
+		b := &ix.h.Builds[bi]
+		if !decisive(b.Status) {
+			continue
+		}
+		if a := info.asOfBuild; a < 0 || !b.StartedAt.Before(ix.h.Builds[a].StartedAt) {
+			info.asOfBuild = bi
+		}
+		path := ix.builds[bi].path
+		if len(path) == 0 && ix.later(bi, empty) {
+			empty = bi
+		}
+		if len(path) == int(info.realPath) && ix.later(bi, real) && ix.isRealPath(i, path) {
+			real = bi
+		}
+	}
+	if real < 0 {
+		real = empty
+	}
+	if real >= 0 && !info.decided.IsZero() {
+		info.labelBuild = real
+		info.label = labelFalse
+		if ix.h.Builds[real].Status == datasets.StatusSucceeded {
+			info.label = labelTrue
+		}
+	}
+}
+
+// isRealPath reports whether path, of the length of c's real path, holds exactly the
+// changes of c's real path.
+func (ix *Index) isRealPath(c int, path []int32) bool {
+	for k, a := range path {
+		if !ix.onRealPath(int(a), c) || slices.Contains(path[:k], a) {
+			return false
+		}
+	}
+	return true
+}
+
+// labelPair derives the conflict label of a candidate pair (see the package comment).
+func (ix *Index) labelPair(p *pairInfo) {
+	aLabel := ix.changes[p.ahead].label
+	alone, with := labelUnknown, labelUnknown
+	for _, bi := range ix.changes[p.behind].builds {
+		b := &ix.h.Builds[bi]
+		if !decisive(b.Status) {
+			continue
+		}
+		ok := b.Status == datasets.StatusSucceeded
+		if slices.Contains(ix.builds[bi].path, p.ahead) {
+			// "fails with A": true as soon as one failed, false while all succeeded.
+			if !ok {
+				with = labelTrue
+			} else if with == labelUnknown {
+				with = labelFalse
+			}
+		} else {
+			if ok {
+				alone = labelTrue
+			} else if alone == labelUnknown {
+				alone = labelFalse
+			}
+		}
+	}
+	switch {
+	case aLabel == labelFalse || alone == labelFalse || with == labelFalse:
+		p.label = labelFalse
+	case aLabel == labelTrue && alone == labelTrue && with == labelTrue:
+		p.label = labelTrue
+	default:
+		p.label = labelUnknown
+	}
+}
+
+// collectEvents lists the developer-statistics events: every decided change at its
+// decision time, every labelled pair when its later change was decided, and every
+// decisive build with a duration when its change was decided.
+func (ix *Index) collectEvents() {
+	h := ix.h
+	for i := range h.Changes {
+		info := &ix.changes[i]
+		if info.decided.IsZero() {
+			continue
+		}
+		ix.events = append(ix.events, devEvent{at: info.decided, kind: 0, label: info.label, a: int32(i)})
+		for _, bi := range info.builds {
+			b := &h.Builds[bi]
+			if decisive(b.Status) && b.DurationS >= 0 && !math.IsInf(b.DurationS, 1) {
+				ix.events = append(ix.events, devEvent{at: info.decided, kind: 2, a: int32(i), logDur: math.Log1p(b.DurationS)})
+			}
+		}
+	}
+	for _, p := range ix.pairs {
+		if p.label == labelUnknown {
+			continue
+		}
+		at := ix.changes[p.ahead].decided
+		if d := ix.changes[p.behind].decided; d.After(at) {
+			at = d
+		}
+		ix.events = append(ix.events, devEvent{at: at, kind: 1, label: p.label, a: p.ahead, b: p.behind})
+	}
+	slices.SortStableFunc(ix.events, func(x, y devEvent) int { return x.at.Compare(y.at) })
+}
+
+func (ix *Index) apply(t *DevTable, e *devEvent) {
+	h := ix.h
+	switch e.kind {
+	case 0:
+		t.addChange(h.Changes[e.a].Author, e.label)
+	case 1:
+		t.addPair(h.Changes[e.a].Author, h.Changes[e.b].Author, e.label)
+	case 2:
+		t.addBuild(h.Changes[e.a].Author, e.logDur)
+	}
+}
+
+// sweepDevStats computes every change's developer statistics as of its submission, and
+// those of the ahead author of every candidate pair as of the behind change's submission,
+// by applying the events in time order to one running table.
+func (ix *Index) sweepDevStats() {
+	h := ix.h
+	t := newDevTable()
+	next, p := 0, 0
+	for _, ci := range ix.queue {
+		c := &h.Changes[ci]
+		if c.SubmittedAt.IsZero() {
+			ix.changes[ci].dev = DevStats{PriorChanges: nan, SuccessRate: nan, ConflictRate: nan, MeanLogDuration: nan}
+			continue
+		}
+		for next < len(ix.events) && ix.events[next].at.Before(c.SubmittedAt) {
+			ix.apply(t, &ix.events[next])
+			next++
+		}
+		ix.changes[ci].dev = t.Lookup(c.Author)
+		// Pairs are in queue order of their behind change, and a change with an unknown
+		// submission time is in none.
+		for ; p < len(ix.pairs) && ix.pairs[p].behind == ci; p++ {
+			ix.pairs[p].devAhead = t.Lookup(h.Changes[ix.pairs[p].ahead].Author)
+		}
+	}
+}
+
+// DevTable returns the developer table frozen at asOf: the statistics of everything
+// decided strictly before asOf, the same numbers a row submitted at asOf sees.
+func (ix *Index) DevTable(asOf time.Time) *DevTable {
+	t := newDevTable()
+	t.asOf = asOf
+	for k := range ix.events {
+		if !ix.events[k].at.Before(asOf) {
+			break
+		}
+		ix.apply(t, &ix.events[k])
+	}
+	return t
+}
+
+// speculate computes the speculation state of every build of change i: the change's own
+// decisive builds that finished strictly before the build started, and its path.
+func (ix *Index) speculate(i int) {
+	h := ix.h
+	info := &ix.changes[i]
+	for _, bi := range info.builds {
+		b := &h.Builds[bi]
+		s := Speculation{
+			Succeeded:      nan,
+			Failed:         nan,
+			Height:         b.SpeculationHeight,
+			ConflictsCount: info.conflicts,
+			QueueAhead:     info.ahead,
+			PathChanges:    float64(len(b.Path)),
+		}
+		if !b.StartedAt.IsZero() {
+			s.Succeeded, s.Failed = 0, 0
+			for _, oi := range info.builds {
+				o := &h.Builds[oi]
+				if !decisive(o.Status) || o.FinishedAt.IsZero() || !o.FinishedAt.Before(b.StartedAt) {
+					continue
+				}
+				if o.Status == datasets.StatusSucceeded {
+					s.Succeeded++
+				} else {
+					s.Failed++
+				}
+			}
+		}
+		for _, a := range ix.builds[bi].path {
+			s.PathLinesChanged += h.Changes[a].LinesAdded + h.Changes[a].LinesRemoved
+		}
+		ix.builds[bi].spec = s
+	}
+}
+
+// Speculation returns the speculation state the index derived for the build with index
+// bi in the history's builds table: the Speculation a build-time row of that build, or a
+// success row whose as-of build it is, was computed from.
+func (ix *Index) Speculation(bi int) Speculation { return ix.builds[bi].spec }
+
+// DevStats returns the developer statistics of change ci (its index in the changes
+// table) as of its submission.
+func (ix *Index) DevStats(ci int) DevStats { return ix.changes[ci].dev }
+
+// SuccessLabel returns the success label of change ci (its index in the changes table)
+// and whether it has one.
+func (ix *Index) SuccessLabel(ci int) (label float64, ok bool) {
+	l := ix.changes[ci].label
+	return float64(l), l != labelUnknown
+}

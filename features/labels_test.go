@@ -1,0 +1,157 @@
+package features
+
+import (
+	"testing"
+
+	"github.com/sqpredict/sqpredict/datasets"
+)
+
+func TestSuccessLabels(t *testing.T) {
+	// c0 (rejected) and c1 (landed) are ahead of c2 and pending when it is submitted at
+	// minute 2; the cases vary c2's builds.
+	base := func() []datasets.Change {
+		return []datasets.Change{
+			change("c0", "a", 0, 6, reject, "x"),
+			change("c1", "a", 1, 8, landed, "y"),
+			change("c2", "b", 2, 20, landed, "z"),
+		}
+	}
+	tests := []struct {
+		name   string
+		mod    func(cs []datasets.Change)
+		builds []datasets.Build
+		want   float64 // -1: no row
+		skip   string
+	}{
+		{"real path wins over empty path", nil, []datasets.Build{
+			build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 10, 60)}, 0, ""},
+		{"real path compared as a set", nil, []datasets.Build{
+			build("b1", "c2", ok, 3, 9, 60, "c1")}, 1, ""},
+		{"empty path when no build on the real path", nil, []datasets.Build{
+			build("b1", "c2", fail, 3, 9, 60), build("b2", "c2", ok, 3, 9, 60, "c0")}, 0, ""},
+		{"infra_failed and aborted ignored", nil, []datasets.Build{
+			build("b1", "c2", ok, 3, 9, 60, "c1"), build("b2", "c2", infra, 9, 12, 60, "c1"),
+			build("b3", "c2", abort, 9, 11, 60, "c1")}, 1, ""},
+		{"latest finished build on the path wins", nil, []datasets.Build{
+			build("b1", "c2", ok, 3, 12, 60, "c1"), build("b2", "c2", fail, 3, 9, 60, "c1")}, 1, ""},
+		{"wrong path only", nil, []datasets.Build{
+			build("b1", "c2", ok, 3, 9, 60, "c0"), build("b2", "c2", ok, 3, 9, 60, "c0", "c1")}, -1, SkipNoRealOrEmptyPathBuild},
+		{"superset of the real path is not it", nil, []datasets.Build{
+			build("b1", "c2", ok, 3, 9, 60, "c1", "c0")}, -1, SkipNoRealOrEmptyPathBuild},
+		{"no decisive build", nil, []datasets.Build{
+			build("b1", "c2", infra, 3, 9, 60), build("b2", "c2", abort, 3, 9, 60, "c1")}, -1, SkipNoDecisiveBuild},
+		{"no build at all", nil, nil, -1, SkipNoDecisiveBuild},
+		{"ahead change decided after it is not on its real path",
+			func(cs []datasets.Change) { cs[1].DecidedAt = at(30) }, []datasets.Build{
+				build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 9, 60)}, 1, ""},
+		{"ahead change decided before its submission is HEAD, not path",
+			func(cs []datasets.Change) { cs[1].DecidedAt = at(1.5) }, []datasets.Build{
+				build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 9, 60)}, 1, ""},
+		{"other repository is not on its path",
+			func(cs []datasets.Change) { cs[1].Repo = "other" }, []datasets.Build{
+				build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 9, 60)}, 1, ""},
+		{"decision time from builds when decided_at is unknown",
+			func(cs []datasets.Change) { cs[2].DecidedAt = at(-1) }, []datasets.Build{
+				build("b1", "c2", ok, 3, 9, 60, "c1")}, 1, ""},
+		{"undecided", func(cs []datasets.Change) { cs[2].DecidedAt = at(-1) }, nil, -1, SkipUndecided},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := base()
+			if tc.mod != nil {
+				tc.mod(cs)
+			}
+			h := &datasets.History{Changes: cs, Builds: tc.builds}
+			_, tb := tableOf(t, h, KindSuccess)
+			var got float64 = -1
+			for r, id := range tb.ChangeID {
+				if id == "c2" {
+					got = tb.Y[r]
+				}
+			}
+			if got != tc.want {
+				t.Errorf("label(c2) = %v, want %v", got, tc.want)
+			}
+			if tc.skip != "" && tb.Skipped[tc.skip] < 1 {
+				t.Errorf("skipped = %v, want %s", tb.Skipped, tc.skip)
+			}
+		})
+	}
+}
+
+func TestConflictLabels(t *testing.T) {
+	// A (submitted 0, decided 10) is pending when B is submitted at 2; A's own builds are
+	// on the empty path.
+	aliceOK := build("a1", "A", ok, 1, 5, 60)
+	tests := []struct {
+		name    string
+		targets [2][]string
+		builds  []datasets.Build
+		decA    float64
+		want    float64 // -1: no row
+		skip    string
+	}{
+		{"conflicted", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, 1, ""},
+		{"conflicted whatever else is on the path", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60, "X"), build("b2", "B", fail, 3, 7, 60, "X", "A")}, 10, 1, ""},
+		{"ahead fails alone", [2][]string{}, []datasets.Build{build("a1", "A", fail, 1, 5, 60),
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, 0, ""},
+		{"behind fails alone", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", fail, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, 0, ""},
+		{"behind succeeds with ahead", [2][]string{}, []datasets.Build{aliceOK,
+			build("b2", "B", ok, 3, 7, 60, "A")}, 10, 0, ""},
+		{"one success alone is enough", [2][]string{}, []datasets.Build{aliceOK,
+			build("b0", "B", fail, 3, 5, 60), build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, 1, ""},
+		{"undetermined: only failed with ahead", [2][]string{}, []datasets.Build{aliceOK,
+			build("b2", "B", fail, 3, 7, 60, "A")}, 10, -1, SkipUndetermined},
+		{"undetermined: ahead has no label", [2][]string{}, []datasets.Build{
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, -1, SkipUndetermined},
+		{"infra_failed with ahead ignored", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", infra, 3, 7, 60, "A")}, 10, -1, SkipUndetermined},
+		{"aborted with ahead ignored", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", abort, 3, 7, 60, "A")}, 10, -1, SkipUndetermined},
+		{"disjoint targets are no candidate", [2][]string{{"x"}, {"y"}}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, -1, ""},
+		{"unknown targets", [2][]string{{"x"}, nil}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, -1, SkipUnknownTargets},
+		{"ahead decided before behind was submitted", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 2, -1, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ta, tb := []string{"x", "y"}, []string{"y", "z"}
+			if tc.targets[0] != nil || tc.targets[1] != nil {
+				ta, tb = tc.targets[0], tc.targets[1]
+			}
+			h := &datasets.History{
+				Changes: []datasets.Change{
+					change("X", "carol", -1, 1, landed, "q"), // no submission time: in no pair
+					change("A", "alice", 0, tc.decA, landed, ta...),
+					change("B", "bob", 2, 20, landed, tb...),
+				},
+				Builds: tc.builds,
+			}
+			h.Changes[1].AffectedTargets = ta
+			h.Changes[2].AffectedTargets = tb
+			_, tab := tableOf(t, h, KindConflict)
+			var got float64 = -1
+			for r := range tab.Y {
+				if tab.AheadID[r] == "A" && tab.ChangeID[r] == "B" {
+					got = tab.Y[r]
+				} else {
+					t.Errorf("unexpected pair (%s, %s)", tab.AheadID[r], tab.ChangeID[r])
+				}
+			}
+			if got != tc.want {
+				t.Errorf("conflicted(A, B) = %v, want %v (skipped %v)", got, tc.want, tab.Skipped)
+			}
+			if tc.skip != "" && tab.Skipped[tc.skip] != 1 {
+				t.Errorf("skipped = %v, want one %s", tab.Skipped, tc.skip)
+			}
+			if tc.skip == "" && len(tab.Skipped) != 0 {
+				t.Errorf("skipped = %v, want nothing", tab.Skipped)
+			}
+		})
+	}
+}

@@ -1,0 +1,341 @@
+package features
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/sqpredict/sqpredict/datasets"
+)
+
+var randomTargets = []string{"t00", "t01", "t02", "t03", "t04", "t05", "t06", "t07", "t08", "t09", "t10", "t11"}
+
+// randomHistory returns a history of n changes in two repositories with random attributes,
+// decisions and speculative builds on random subsets of the changes pending ahead, the
+// tables shuffled. A few changes are undecided or have unknown attributes.
+func randomHistory(rng *rand.Rand, n int) *datasets.History {
+	authors := []string{"ann", "ben", "cat", "dan", "eve", "fay", ""}
+	statuses := []datasets.Status{ok, ok, ok, ok, ok, ok, fail, fail, fail, infra, abort}
+	h := &datasets.History{}
+	s := 0.0
+	for i := range n {
+		s += rng.ExpFloat64() * 3
+		d := s + 1 + rng.ExpFloat64()*15
+		out := landed
+		if rng.IntN(10) < 3 {
+			out = reject
+		}
+		var tg []string
+		for _, x := range randomTargets {
+			if rng.IntN(5) == 0 {
+				tg = append(tg, x)
+			}
+		}
+		rng.Shuffle(len(tg), func(a, b int) { tg[a], tg[b] = tg[b], tg[a] })
+		c := change("c"+strconv.Itoa(i), authors[rng.IntN(len(authors))], s, d, out, tg...)
+		c.Repo = "r" + strconv.Itoa(rng.IntN(2))
+		c.AffectedTargets = append([]string{}, tg...)
+		c.LinesAdded = math.Floor(math.Exp(rng.NormFloat64()*1.5 + 3))
+		c.LinesRemoved = math.Floor(math.Exp(rng.NormFloat64()*1.5 + 2))
+		c.TargetsChanged = float64(rng.IntN(20))
+		c.AuthorTenureDays = rng.Float64() * 1000
+		c.TrueProbSuccess = rng.Float64()
+		switch rng.IntN(20) {
+		case 0:
+			c.AffectedTargets = nil
+		case 1:
+			c.LinesAdded = math.NaN()
+		case 2:
+			c.DecidedAt, c.Outcome = time.Time{}, pending
+		}
+		h.Changes = append(h.Changes, c)
+	}
+	for j := range h.Changes {
+		cj := &h.Changes[j]
+		if cj.DecidedAt.IsZero() {
+			continue
+		}
+		var ahead []string
+		// Changes more than 200 places ahead were decided long before (mean gap 3 minutes,
+		// mean pending time 16): looking further back only costs time.
+		for i := max(0, j-200); i < j; i++ {
+			ci := &h.Changes[i]
+			if ci.Repo == cj.Repo && ci.DecidedAt.After(cj.SubmittedAt) {
+				ahead = append(ahead, ci.ChangeID)
+			}
+		}
+		sj := cj.SubmittedAt
+		span := cj.DecidedAt.Sub(sj)
+		for k := range rng.IntN(6) {
+			var path []string
+			for _, a := range ahead {
+				if rng.IntN(2) == 0 {
+					path = append(path, a)
+				}
+			}
+			start := sj.Add(time.Duration(rng.Float64() * 0.8 * float64(span)))
+			finish := start.Add(time.Duration(rng.Float64() * float64(cj.DecidedAt.Sub(start))))
+			b := build(cj.ChangeID+"-b"+strconv.Itoa(k), cj.ChangeID, statuses[rng.IntN(len(statuses))], 0, 0, finish.Sub(start).Seconds(), path...)
+			b.Repo = cj.Repo
+			b.StartedAt, b.FinishedAt = start, finish
+			b.TrueMuS, b.TrueSigmaS = rng.Float64()*600, rng.Float64()*60
+			if rng.IntN(20) == 0 {
+				b.DurationS = math.NaN()
+			}
+			h.Builds = append(h.Builds, b)
+		}
+	}
+	for p := range h.Changes {
+		for q := max(0, p-200); q < p; q++ {
+			a, b := &h.Changes[q], &h.Changes[p]
+			if a.Repo == b.Repo && a.DecidedAt.After(b.SubmittedAt) && a.AffectedTargets != nil && b.AffectedTargets != nil {
+				if n, _, _ := overlap(a.AffectedTargets, b.AffectedTargets); n > 0 {
+					h.Pairs = append(h.Pairs, datasets.Pair{AheadChangeID: a.ChangeID, BehindChangeID: b.ChangeID,
+						TrueProbConflict: rng.Float64(), Conflicted: rng.IntN(3) == 0})
+				}
+			}
+		}
+	}
+	rng.Shuffle(len(h.Changes), func(a, b int) { h.Changes[a], h.Changes[b] = h.Changes[b], h.Changes[a] })
+	rng.Shuffle(len(h.Builds), func(a, b int) { h.Builds[a], h.Builds[b] = h.Builds[b], h.Builds[a] })
+	return h
+}
+
+// cloneHistory returns a deep copy of h.
+func cloneHistory(h *datasets.History) *datasets.History {
+	c := &datasets.History{Changes: slices.Clone(h.Changes), Builds: slices.Clone(h.Builds), Pairs: slices.Clone(h.Pairs)}
+	for i := range c.Changes {
+		c.Changes[i].AffectedTargets = slices.Clone(c.Changes[i].AffectedTargets)
+	}
+	for i := range c.Builds {
+		c.Builds[i].Path = slices.Clone(c.Builds[i].Path)
+	}
+	return c
+}
+
+func allTables(t *testing.T, h *datasets.History) (*Index, [3]*Table) {
+	t.Helper()
+	var tabs [3]*Table
+	var ix *Index
+	for k := range tabs {
+		ix, tabs[k] = tableOf(t, h, Kind(k))
+	}
+	return ix, tabs
+}
+
+func rowKey(tb *Table, r int) string {
+	k := tb.ChangeID[r]
+	if tb.AheadID != nil {
+		k = tb.AheadID[r] + ">" + k
+	}
+	if tb.Schema.Kind == KindBuildTime {
+		k += "/" + tb.BuildID[r]
+	}
+	return k
+}
+
+// perturb changes everything about every change decided after t except c0 (the change
+// submitted at t, whose own builds are its features): outcome, decision time (still after
+// t), every build (status, duration, times, path) plus a new one, and, for changes
+// submitted after t, every attribute, the submission time (still after t) included.
+// Changes submitted before t keep their attributes: they were known at t.
+func perturb(rng *rand.Rand, h *datasets.History, c0 int, t time.Time) (*datasets.History, map[string]bool) {
+	p := cloneHistory(h)
+	moved := make(map[string]bool)
+	after := func() time.Time { return t.Add(time.Duration((0.01 + rng.Float64()*60) * float64(time.Minute))) }
+	for i := range p.Changes {
+		c := &p.Changes[i]
+		if i == c0 || c.DecidedAt.IsZero() || !c.DecidedAt.After(t) {
+			continue
+		}
+		moved[c.ChangeID] = true
+		c.Outcome = landed + reject - c.Outcome
+		c.DecidedAt = after()
+		if c.SubmittedAt.After(t) {
+			c.SubmittedAt = after()
+			c.Author = []string{"ann", "zed", ""}[rng.IntN(3)]
+			c.LinesAdded, c.Hunks, c.AuthorLevel = rng.Float64()*1e4, math.NaN(), 9
+			c.AffectedTargets = []string{randomTargets[rng.IntN(len(randomTargets))]}
+			c.RevisionHasTestPlan = datasets.FlagUnknown
+			c.TrueProbSuccess = rng.Float64()
+		}
+		p.Builds = append(p.Builds, build(c.ChangeID+"-new", c.ChangeID, fail, 0, 0, 99, h.Changes[rng.IntN(len(h.Changes))].ChangeID))
+		p.Builds[len(p.Builds)-1].StartedAt = after()
+	}
+	for i := range p.Builds {
+		b := &p.Builds[i]
+		if !moved[b.ChangeID] {
+			continue
+		}
+		b.Status = []datasets.Status{ok, fail, infra, abort}[rng.IntN(4)]
+		b.DurationS = rng.Float64() * 1e4
+		b.StartedAt = t.Add(-time.Duration(rng.Float64() * float64(time.Hour)))
+		b.FinishedAt = after()
+		if len(b.Path) > 0 && rng.IntN(2) == 0 {
+			b.Path = b.Path[1:]
+		}
+		b.SpeculationHeight = float64(len(b.Path))
+	}
+	return p, moved
+}
+
+// TestLeakage checks that no feature of a row whose change was submitted at or before t
+// depends on anything that happened after t: changing everything about the changes decided
+// after t leaves those rows' features bit-identical (their labels may change).
+func TestLeakage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	h := randomHistory(rng, 160)
+	_, base := allTables(t, h)
+	compared := [3]int{}
+	for trial := range 12 {
+		c0 := rng.IntN(len(h.Changes))
+		if h.Changes[c0].DecidedAt.IsZero() {
+			continue
+		}
+		tt := h.Changes[c0].SubmittedAt
+		p, moved := perturb(rng, h, c0, tt)
+		_, pert := allTables(t, p)
+		for k := range base {
+			rows := make(map[string]int)
+			for r := range pert[k].Y {
+				rows[rowKey(pert[k], r)] = r
+			}
+			for r := range base[k].Y {
+				if base[k].SubmittedAt[r].After(tt) || moved[base[k].ChangeID[r]] {
+					continue
+				}
+				pr, ok := rows[rowKey(base[k], r)]
+				if !ok {
+					continue // its label became undeterminable
+				}
+				compared[k]++
+				if !sameBits(base[k].Row(r), pert[k].Row(pr)) {
+					t.Errorf("trial %d (t = %v): %v row %s changed:\n%v\n%v", trial, tt, Kind(k), rowKey(base[k], r), base[k].Row(r), pert[k].Row(pr))
+				}
+			}
+		}
+	}
+	for k, n := range compared {
+		if n < 50 {
+			t.Errorf("%v: only %d rows compared, the test is too weak", Kind(k), n)
+		}
+	}
+}
+
+// TestServingMatchesTraining checks, for every row of every kind of a random history, that
+// the scorer's path (the per-row function with the developer table frozen at the row's
+// submission time, serialised and read back) gives exactly the builder's row.
+func TestServingMatchesTraining(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	h := randomHistory(rng, 120)
+	ix, tabs := allTables(t, h)
+	changes := make(map[string]*datasets.Change)
+	for i := range h.Changes {
+		changes[h.Changes[i].ChangeID] = &h.Changes[i]
+	}
+	builds := make(map[string]int)
+	for i := range h.Builds {
+		builds[h.Builds[i].BuildID] = i
+	}
+	frozen := make(map[time.Time]*DevTable)
+	devAt := func(tt time.Time) *DevTable {
+		if d := frozen[tt]; d != nil {
+			return d
+		}
+		var buf bytes.Buffer
+		if err := WriteDevTable(&buf, ix.DevTable(tt)); err != nil {
+			t.Fatal(err)
+		}
+		d, err := ReadDevTable(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frozen[tt] = d
+		return d
+	}
+	for k, tb := range tabs {
+		if tb.NRows() < 20 {
+			t.Errorf("%v: %d rows, want a bigger test", Kind(k), tb.NRows())
+		}
+		dst := make([]float64, tb.Schema.NFeatures())
+		for r := range tb.Y {
+			c := changes[tb.ChangeID[r]]
+			d := devAt(c.SubmittedAt)
+			switch Kind(k) {
+			case KindSuccess:
+				Success(dst, c, ix.Speculation(builds[tb.BuildID[r]]), d.Lookup(c.Author))
+			case KindBuildTime:
+				BuildTime(dst, c, ix.Speculation(builds[tb.BuildID[r]]), d.Lookup(c.Author))
+			case KindConflict:
+				a := changes[tb.AheadID[r]]
+				Conflict(dst, a, c, d.Lookup(a.Author), d.Lookup(c.Author))
+			}
+			if !sameBits(dst, tb.Row(r)) {
+				t.Errorf("%v row %s: serving\n%v\nbuilder\n%v", Kind(k), rowKey(tb, r), dst, tb.Row(r))
+			}
+		}
+	}
+	// Truth columns follow the rows.
+	for k, want := range [][]string{{"true_p_success"}, {"true_p_conflict", "true_conflicted"}, {"true_mu_s", "true_sigma_s"}} {
+		tb := tabs[k]
+		if len(tb.Truth) != len(want) {
+			t.Fatalf("%v truth = %d columns, want %v", Kind(k), len(tb.Truth), want)
+		}
+		for i, tr := range tb.Truth {
+			if tr.Name != want[i] || len(tr.Values) != tb.NRows() {
+				t.Errorf("%v truth %d = %s with %d values, want %s with %d", Kind(k), i, tr.Name, len(tr.Values), want[i], tb.NRows())
+			}
+		}
+	}
+	for r := range tabs[KindSuccess].Y {
+		c := changes[tabs[KindSuccess].ChangeID[r]]
+		if tabs[KindSuccess].Truth[0].Values[r] != c.TrueProbSuccess {
+			t.Fatalf("true_p_success of %s = %v, want %v", c.ChangeID, tabs[KindSuccess].Truth[0].Values[r], c.TrueProbSuccess)
+		}
+	}
+	// Rows are in time order.
+	for k, tb := range tabs {
+		if !slices.IsSortedFunc(tb.SubmittedAt, time.Time.Compare) {
+			t.Errorf("%v rows are not in submission order", Kind(k))
+		}
+	}
+}
+
+func TestDevTableJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	h := randomHistory(rng, 80)
+	ix, err := NewIndex(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := ix.DevTable(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC))
+	var a, b bytes.Buffer
+	if err := WriteDevTable(&a, d); err != nil {
+		t.Fatal(err)
+	}
+	d2, err := ReadDevTable(bytes.NewReader(a.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteDevTable(&b, d2); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Errorf("write, read, write is not stable:\n%s\n%s", a.Bytes(), b.Bytes())
+	}
+	for _, au := range []string{"ann", "ben", "cat", "dan", "eve", "fay", "", "nobody"} {
+		x, y := d.Lookup(au), d2.Lookup(au)
+		if !sameBits([]float64{x.PriorChanges, x.SuccessRate, x.ConflictRate, x.MeanLogDuration},
+			[]float64{y.PriorChanges, y.SuccessRate, y.ConflictRate, y.MeanLogDuration}) {
+			t.Errorf("Lookup(%q) after JSON = %+v, want %+v", au, y, x)
+		}
+	}
+	if d.NAuthors() != 6 {
+		t.Errorf("NAuthors = %d, want 6", d.NAuthors())
+	}
+}

@@ -1,0 +1,263 @@
+package features
+
+import (
+	"math"
+	"slices"
+
+	"github.com/sqpredict/sqpredict/datasets"
+)
+
+var nan = math.NaN()
+
+// Speculation is what the queue knows about a change's speculative builds at the moment
+// of a prediction. The trainer derives it from the history (see the package comment); the
+// scorer receives it with the request. NaN means unknown.
+type Speculation struct {
+	// Succeeded and Failed count the change's own builds that finished with that status
+	// before now (infra_failed and aborted builds are not counted).
+	Succeeded float64
+	Failed    float64
+	// Height is the speculation height of the build the prediction is about: the number
+	// of changes ahead of it on its path when it was scheduled.
+	Height float64
+	// ConflictsCount is the number of changes pending when this change was submitted
+	// (ahead of it in the queue) whose affected targets overlap its own; changes whose
+	// affected targets are unknown are not counted. NaN when the change's own affected
+	// targets are unknown.
+	ConflictsCount float64
+	// QueueAhead is the number of changes pending ahead of this change when it was
+	// submitted.
+	QueueAhead float64
+	// PathChanges is the number of changes on the build's path, and PathLinesChanged
+	// their combined lines_added + lines_removed (NaN when any is unknown).
+	PathChanges      float64
+	PathLinesChanged float64
+}
+
+// DevStats are an author's point-in-time developer statistics, as a [DevTable] returns
+// them. See the package comment for the smoothing.
+type DevStats struct {
+	PriorChanges    float64 // changes by the author decided before now; NaN for an unknown author
+	SuccessRate     float64 // smoothed share of the author's labelled changes whose own build succeeded
+	ConflictRate    float64 // smoothed share of the author's labelled candidate pairs that conflicted
+	MeanLogDuration float64 // smoothed mean log1p(duration_s) of the author's decisive builds
+}
+
+// NSuccess, NConflict and NBuildTime are the lengths of the rows of each kind.
+var (
+	NSuccess   = len(successNames)
+	NConflict  = len(conflictNames)
+	NBuildTime = len(buildTimeNames)
+)
+
+// Success writes the success-row features of change c into dst and returns dst. spec is
+// the speculation state at prediction time and dev the author's statistics as of c's
+// submission. It panics if len(dst) != NSuccess.
+func Success(dst []float64, c *datasets.Change, spec Speculation, dev DevStats) []float64 {
+	if len(dst) != NSuccess {
+		panic("features: dst length mismatch")
+	}
+	o := writeChange(dst, 0, c)
+	o = writeRevision(dst, o, c)
+	o = writeDeveloper(dst, o, c, dev)
+	writeSpeculation(dst, o, spec)
+	return dst
+}
+
+// BuildTime writes the build-time-row features of a build of change c into dst and
+// returns dst. spec is the speculation state when the build started and dev the author's
+// statistics as of c's submission. It panics if len(dst) != NBuildTime.
+func BuildTime(dst []float64, c *datasets.Change, spec Speculation, dev DevStats) []float64 {
+	if len(dst) != NBuildTime {
+		panic("features: dst length mismatch")
+	}
+	o := writeChange(dst, 0, c)
+	o = writeRevision(dst, o, c)
+	o = writeDeveloper(dst, o, c, dev)
+	dst[o] = dev.MeanLogDuration
+	writeSpeculation(dst, o+1, spec)
+	return dst
+}
+
+// Conflict writes the conflict-row features of the pair (ahead, behind) into dst and
+// returns dst: each change's change, revision and developer groups, then the pair group.
+// devAhead and devBehind are the authors' statistics as of behind's submission. It panics
+// if len(dst) != NConflict.
+func Conflict(dst []float64, ahead, behind *datasets.Change, devAhead, devBehind DevStats) []float64 {
+	if len(dst) != NConflict {
+		panic("features: dst length mismatch")
+	}
+	o := 0
+	for _, s := range [2]struct {
+		c   *datasets.Change
+		dev DevStats
+	}{{ahead, devAhead}, {behind, devBehind}} {
+		o = writeChange(dst, o, s.c)
+		o = writeRevision(dst, o, s.c)
+		o = writeDeveloper(dst, o, s.c, s.dev)
+	}
+	writePair(dst, o, ahead, behind)
+	return dst
+}
+
+func writeChange(d []float64, o int, c *datasets.Change) int {
+	d = d[o : o+nChange]
+	d[0] = c.TargetsChanged
+	d[1] = c.TargetsAdded
+	d[2] = c.TargetsRemoved
+	d[3] = c.LinesAdded
+	d[4] = c.LinesRemoved
+	d[5] = c.Hunks
+	d[6] = c.FilesChanged
+	d[7] = c.Commits
+	d[8] = c.BinariesAdded
+	d[9] = c.BinariesRemoved
+	d[10] = c.InitialChecksPassed
+	d[11] = c.InitialChecksFailed
+	at := nan
+	if c.AffectedTargets != nil {
+		at = float64(distinct(c.AffectedTargets))
+	}
+	d[12] = at
+	d[13] = math.Log1p(c.TargetsChanged)
+	d[14] = math.Log1p(c.LinesAdded)
+	d[15] = math.Log1p(c.LinesRemoved)
+	d[16] = math.Log1p(c.LinesAdded + c.LinesRemoved)
+	d[17] = math.Log1p(c.Hunks)
+	d[18] = math.Log1p(c.FilesChanged)
+	d[19] = math.Log1p(at)
+	share := nan
+	if ran := c.InitialChecksPassed + c.InitialChecksFailed; ran > 0 {
+		share = c.InitialChecksFailed / ran
+	}
+	d[20] = share
+	return o + nChange
+}
+
+func writeRevision(d []float64, o int, c *datasets.Change) int {
+	d = d[o : o+nRevision]
+	d[0] = c.RevisionSubmissions
+	d[1] = c.RevisionHasRevertPlan.Float()
+	d[2] = c.RevisionHasTestPlan.Float()
+	return o + nRevision
+}
+
+func writeDeveloper(d []float64, o int, c *datasets.Change, dev DevStats) int {
+	d = d[o : o+nDeveloper]
+	d[0] = c.AuthorTenureDays
+	d[1] = math.Log1p(c.AuthorTenureDays)
+	d[2] = c.AuthorLevel
+	d[3] = dev.PriorChanges
+	d[4] = math.Log1p(dev.PriorChanges)
+	d[5] = dev.SuccessRate
+	d[6] = dev.ConflictRate
+	return o + nDeveloper
+}
+
+func writeSpeculation(d []float64, o int, s Speculation) int {
+	d = d[o : o+nSpeculation]
+	d[0] = s.Succeeded
+	d[1] = s.Failed
+	d[2] = s.Height
+	d[3] = s.ConflictsCount
+	d[4] = s.QueueAhead
+	d[5] = s.PathChanges
+	d[6] = math.Log1p(s.PathLinesChanged)
+	return o + nSpeculation
+}
+
+func writePair(d []float64, o int, a, b *datasets.Change) int {
+	d = d[o : o+nPair]
+	inter, jac := nan, nan
+	if a.AffectedTargets != nil && b.AffectedTargets != nil {
+		n, na, nb := overlap(a.AffectedTargets, b.AffectedTargets)
+		inter = float64(n)
+		if u := na + nb - n; u > 0 {
+			jac = float64(n) / float64(u)
+		}
+	}
+	d[0] = inter
+	d[1] = jac
+	same := nan
+	if a.Author != "" && b.Author != "" {
+		same = 0
+		if a.Author == b.Author {
+			same = 1
+		}
+	}
+	d[2] = same
+	gap := nan
+	if !a.SubmittedAt.IsZero() && !b.SubmittedAt.IsZero() {
+		gap = b.SubmittedAt.Sub(a.SubmittedAt).Seconds()
+	}
+	d[3] = gap
+	d[4] = math.Log1p(math.Abs(gap))
+	return o + nPair
+}
+
+// smallSet is the size up to which set operations on unsorted target lists use nested
+// loops rather than a map: below it the quadratic scan is faster and does not allocate.
+const smallSet = 32
+
+// strictlySorted reports whether s is in strictly increasing order, i.e. a sorted set.
+func strictlySorted(s []string) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i-1] >= s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// distinct returns the number of distinct strings in s.
+func distinct(s []string) int {
+	if strictlySorted(s) {
+		return len(s)
+	}
+	if len(s) <= smallSet {
+		n := 0
+		for i, x := range s {
+			if !slices.Contains(s[:i], x) {
+				n++
+			}
+		}
+		return n
+	}
+	m := make(map[string]struct{}, len(s))
+	for _, x := range s {
+		m[x] = struct{}{}
+	}
+	return len(m)
+}
+
+// overlap returns the number of distinct strings common to a and b and the numbers of
+// distinct strings in each.
+func overlap(a, b []string) (inter, na, nb int) {
+	if strictlySorted(a) && strictlySorted(b) {
+		i, j := 0, 0
+		for i < len(a) && j < len(b) {
+			switch {
+			case a[i] < b[j]:
+				i++
+			case a[i] > b[j]:
+				j++
+			default:
+				inter++
+				i++
+				j++
+			}
+		}
+		return inter, len(a), len(b)
+	}
+	return overlap(sortedSet(a), sortedSet(b))
+}
+
+// sortedSet returns s sorted with duplicates removed, s itself when it already is.
+func sortedSet(s []string) []string {
+	if strictlySorted(s) {
+		return s
+	}
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return slices.Compact(c)
+}

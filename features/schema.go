@@ -1,0 +1,186 @@
+package features
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+)
+
+// SchemaVersion is the version of the feature definitions. Bump it whenever the meaning of
+// a feature changes without its name changing; renaming, adding or removing a feature
+// changes the schema hash by itself.
+const SchemaVersion = 1
+
+// Kind is a kind of feature row: the question a model answers.
+type Kind uint8
+
+// The row kinds.
+const (
+	KindSuccess   Kind = iota // will this change's own build succeed (P-succ)
+	KindConflict              // do these two pending changes conflict (P-conf)
+	KindBuildTime             // how long will this build take (seconds)
+)
+
+var kindNames = [...]string{KindSuccess: "success", KindConflict: "conflict", KindBuildTime: "buildtime"}
+
+// String returns the kind's name as the trainer's --task flag spells it.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// ParseKind parses "success", "conflict" or "buildtime".
+func ParseKind(s string) (Kind, error) {
+	for i, n := range kindNames {
+		if s == n {
+			return Kind(i), nil
+		}
+	}
+	return 0, fmt.Errorf("features: %w %q (want success, conflict or buildtime)", ErrUnknownKind, s)
+}
+
+// LabelName returns the name of the column a row's label or target goes into: "label"
+// for the classification kinds, "target" for build time.
+func (k Kind) LabelName() string {
+	if k == KindBuildTime {
+		return "target"
+	}
+	return "label"
+}
+
+// Schema describes the columns of one row kind.
+type Schema struct {
+	Kind    Kind
+	Version int
+	Names   []string // feature names, in column order
+}
+
+// Hash returns the hex SHA-256 of the schema's version and names: the decimal version and
+// every name, each followed by a newline. It identifies the feature code a model was
+// trained with.
+func (s Schema) Hash() string {
+	h := sha256.New()
+	h.Write([]byte(strconv.Itoa(s.Version) + "\n"))
+	for _, n := range s.Names {
+		h.Write([]byte(n + "\n"))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// NFeatures returns the number of feature columns.
+func (s Schema) NFeatures() int { return len(s.Names) }
+
+// Schema returns the schema of the kind, with a fresh copy of its names. It panics for an
+// invalid kind.
+func (k Kind) Schema() Schema {
+	var names []string
+	switch k {
+	case KindSuccess:
+		names = successNames
+	case KindConflict:
+		names = conflictNames
+	case KindBuildTime:
+		names = buildTimeNames
+	default:
+		panic("features: invalid kind " + k.String())
+	}
+	return Schema{Kind: k, Version: SchemaVersion, Names: append([]string(nil), names...)}
+}
+
+// The feature groups. The per-row writers in row.go fill them in exactly this order; a test
+// checks that every position is written.
+var (
+	changeNames = []string{
+		"targets_changed",
+		"targets_added",
+		"targets_removed",
+		"lines_added",
+		"lines_removed",
+		"hunks",
+		"files_changed",
+		"commits",
+		"binaries_added",
+		"binaries_removed",
+		"initial_checks_passed",
+		"initial_checks_failed",
+		"affected_targets", // distinct names; NaN when the list is unknown
+		"log1p_targets_changed",
+		"log1p_lines_added",
+		"log1p_lines_removed",
+		"log1p_lines_changed", // lines_added + lines_removed
+		"log1p_hunks",
+		"log1p_files_changed",
+		"log1p_affected_targets",
+		"initial_checks_failed_share", // failed / (passed + failed); NaN when no check ran
+	}
+	revisionNames = []string{
+		"revision_submissions",
+		"revision_has_revert_plan",
+		"revision_has_test_plan",
+	}
+	developerNames = []string{
+		"author_tenure_days",
+		"log1p_author_tenure_days",
+		"author_level",
+		"dev_prior_changes",
+		"log1p_dev_prior_changes",
+		"dev_prior_success_rate",
+		"dev_prior_conflict_rate",
+	}
+	durationNames = []string{
+		"dev_prior_log1p_duration",
+	}
+	speculationNames = []string{
+		"spec_succeeded",
+		"spec_failed",
+		"speculation_height",
+		"conflicts_count",
+		"queue_ahead",
+		"path_changes",
+		"log1p_path_lines_changed",
+	}
+	pairNames = []string{
+		"overlap_targets",
+		"jaccard_targets",
+		"same_author",
+		"seconds_between_submissions",
+		"log1p_seconds_between_submissions",
+	}
+
+	successNames   = concat(nil, changeNames, revisionNames, developerNames, speculationNames)
+	buildTimeNames = concat(nil, changeNames, revisionNames, developerNames, durationNames, speculationNames)
+	conflictNames  = concat(nil,
+		prefixed("ahead_", changeNames, revisionNames, developerNames),
+		prefixed("behind_", changeNames, revisionNames, developerNames),
+		pairNames)
+)
+
+// Offsets of the groups inside each row kind.
+var (
+	nChange      = len(changeNames)
+	nRevision    = len(revisionNames)
+	nDeveloper   = len(developerNames)
+	nSpeculation = len(speculationNames)
+	nSide        = nChange + nRevision + nDeveloper // one change of a pair
+	nPair        = len(pairNames)
+)
+
+func concat(dst []string, groups ...[]string) []string {
+	for _, g := range groups {
+		dst = append(dst, g...)
+	}
+	return dst
+}
+
+func prefixed(p string, groups ...[]string) []string {
+	var out []string
+	for _, g := range groups {
+		for _, n := range g {
+			out = append(out, p+n)
+		}
+	}
+	return out
+}

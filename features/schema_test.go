@@ -1,0 +1,219 @@
+package features
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sqpredict/sqpredict/datasets"
+)
+
+// The golden schema hashes. A failure here means the feature columns changed: every
+// model bundle trained before stops loading. If that is intended, bump SchemaVersion when
+// a feature's meaning changed without its name, and update these constants. They were
+// checked independently of Schema.Hash with
+// (echo 1; printf '%s\n' NAME...) | sha256sum.
+const (
+	goldenSuccessHash   = "ff810c639f2da1514c873685d0f723d4850a96786344579d93f74fd6d9c4767b"
+	goldenConflictHash  = "7aacb584159a84ca2fa8b080799b9dd36af04cfaf7873e0e8bb60bbfcc0bc7c7"
+	goldenBuildTimeHash = "26aca943202f21410ff3b8b84f22e8a61dad6686305272ab459b34afea8c94ba"
+)
+
+func TestSchemaGolden(t *testing.T) {
+	for _, tc := range []struct {
+		kind Kind
+		hash string
+		n    int
+	}{
+		{KindSuccess, goldenSuccessHash, NSuccess},
+		{KindConflict, goldenConflictHash, NConflict},
+		{KindBuildTime, goldenBuildTimeHash, NBuildTime},
+	} {
+		s := tc.kind.Schema()
+		if got := s.Hash(); got != tc.hash {
+			t.Errorf("%v schema hash = %s, want %s", tc.kind, got, tc.hash)
+		}
+		if s.NFeatures() != tc.n || s.Version != SchemaVersion || s.Kind != tc.kind {
+			t.Errorf("%v schema = %d features, version %d, kind %v", tc.kind, s.NFeatures(), s.Version, s.Kind)
+		}
+		seen := make(map[string]bool)
+		for _, n := range s.Names {
+			if seen[n] || n == "" || n == "label" || n == "target" || strings.HasPrefix(n, "true_") {
+				t.Errorf("%v schema: bad or duplicate name %q", tc.kind, n)
+			}
+			seen[n] = true
+		}
+		// The names are a copy.
+		s.Names[0] = "changed"
+		if tc.kind.Schema().Names[0] == "changed" {
+			t.Errorf("%v.Schema() shares its names", tc.kind)
+		}
+	}
+	// Hash covers the version.
+	s := KindSuccess.Schema()
+	s.Version++
+	if s.Hash() == goldenSuccessHash {
+		t.Error("Hash does not depend on the version")
+	}
+}
+
+func TestKindString(t *testing.T) {
+	for _, tc := range []struct {
+		k    Kind
+		s    string
+		want string
+	}{
+		{KindSuccess, "success", "label"},
+		{KindConflict, "conflict", "label"},
+		{KindBuildTime, "buildtime", "target"},
+	} {
+		if tc.k.String() != tc.s || tc.k.LabelName() != tc.want {
+			t.Errorf("%d: String() = %q, LabelName() = %q, want %q, %q", tc.k, tc.k.String(), tc.k.LabelName(), tc.s, tc.want)
+		}
+		if k, err := ParseKind(tc.s); err != nil || k != tc.k {
+			t.Errorf("ParseKind(%q) = %v, %v, want %v", tc.s, k, err, tc.k)
+		}
+	}
+	if s := Kind(7).String(); s != "Kind(7)" {
+		t.Errorf("Kind(7).String() = %q", s)
+	}
+	if _, err := ParseKind("time"); !errors.Is(err, ErrUnknownKind) {
+		t.Errorf("ParseKind(time) = %v, want ErrUnknownKind", err)
+	}
+}
+
+// TestRowsFillEveryColumn checks that each per-row function writes every position of dst,
+// in the order of its schema: it fills dst with a sentinel, gives every input a distinct
+// value, and checks a few columns by name.
+func TestRowsFillEveryColumn(t *testing.T) {
+	const sentinel = -12345.5
+	c := change("c", "alice", 0, 10, landed, "x", "y", "z")
+	d := change("d", "bob", 3, 10, landed, "y")
+	spec := Speculation{Succeeded: 2, Failed: 3, Height: 4, ConflictsCount: 5, QueueAhead: 6, PathChanges: 7, PathLinesChanged: 80}
+	dev := DevStats{PriorChanges: 11, SuccessRate: 0.7, ConflictRate: 0.2, MeanLogDuration: 5.5}
+	fill := func(n int) []float64 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = sentinel
+		}
+		return x
+	}
+	rows := map[Kind][]float64{
+		KindSuccess:   Success(fill(NSuccess), &c, spec, dev),
+		KindBuildTime: BuildTime(fill(NBuildTime), &c, spec, dev),
+		KindConflict:  Conflict(fill(NConflict), &c, &d, dev, DevStats{PriorChanges: 1}),
+	}
+	want := map[Kind]map[string]float64{
+		KindSuccess: {"spec_succeeded": 2, "spec_failed": 3, "speculation_height": 4, "conflicts_count": 5,
+			"queue_ahead": 6, "path_changes": 7, "log1p_path_lines_changed": math.Log1p(80),
+			"dev_prior_changes": 11, "dev_prior_success_rate": 0.7, "dev_prior_conflict_rate": 0.2,
+			"affected_targets": 3, "commits": 1, "author_level": 3},
+		KindBuildTime: {"dev_prior_log1p_duration": 5.5, "queue_ahead": 6, "targets_added": 1},
+		KindConflict: {"ahead_affected_targets": 3, "behind_affected_targets": 1, "behind_dev_prior_changes": 1,
+			"ahead_dev_prior_changes": 11, "overlap_targets": 1, "jaccard_targets": 1.0 / 3,
+			"same_author": 0, "seconds_between_submissions": 180},
+	}
+	for k, row := range rows {
+		s := k.Schema()
+		for i, v := range row {
+			if v == sentinel {
+				t.Errorf("%v: column %d (%s) not written", k, i, s.Names[i])
+			}
+		}
+		for name, w := range want[k] {
+			if got := row[colOf(s, name)]; got != w {
+				t.Errorf("%v: %s = %v, want %v", k, name, got, w)
+			}
+		}
+	}
+}
+
+func TestRowPanicsOnLength(t *testing.T) {
+	c := change("c", "a", 0, 1, landed)
+	for name, f := range map[string]func(){
+		"Success":   func() { Success(make([]float64, NSuccess+1), &c, Speculation{}, DevStats{}) },
+		"BuildTime": func() { BuildTime(make([]float64, NBuildTime-1), &c, Speculation{}, DevStats{}) },
+		"Conflict":  func() { Conflict(nil, &c, &c, DevStats{}, DevStats{}) },
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r != "features: dst length mismatch" {
+					t.Errorf("%s with a wrong dst: recovered %v, want the length panic", name, r)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+func TestRowAllocs(t *testing.T) {
+	c := change("c", "alice", 0, 10, landed, "y", "x", "y") // unsorted, with a duplicate
+	d := change("d", "bob", 3, 10, landed, "y")
+	dst, cdst := make([]float64, NBuildTime), make([]float64, NConflict)
+	if n := testing.AllocsPerRun(100, func() { BuildTime(dst, &c, Speculation{}, DevStats{}) }); n != 0 {
+		t.Errorf("BuildTime allocates %v times, want 0", n)
+	}
+	c.AffectedTargets = []string{"x", "y"}
+	if n := testing.AllocsPerRun(100, func() { Conflict(cdst, &c, &d, DevStats{}, DevStats{}) }); n != 0 {
+		t.Errorf("Conflict on sorted targets allocates %v times, want 0", n)
+	}
+}
+
+// TestOverlapBruteForce compares the set operations with maps on random lists, sorted or
+// not, with duplicates, long and short.
+func TestOverlapBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	list := func() []string {
+		n := rng.IntN(80)
+		s := make([]string, n)
+		for i := range s {
+			s[i] = randomTargets[rng.IntN(len(randomTargets))] + string(rune('a'+rng.IntN(5)))
+		}
+		if rng.IntN(2) == 0 {
+			slices.Sort(s)
+			s = slices.Compact(s)
+		}
+		return s
+	}
+	set := func(s []string) map[string]bool {
+		m := make(map[string]bool)
+		for _, x := range s {
+			m[x] = true
+		}
+		return m
+	}
+	for range 500 {
+		a, b := list(), list()
+		ma, mb := set(a), set(b)
+		want := 0
+		for x := range ma {
+			if mb[x] {
+				want++
+			}
+		}
+		inter, na, nb := overlap(a, b)
+		if inter != want || na != len(ma) || nb != len(mb) || distinct(a) != len(ma) {
+			t.Fatalf("overlap(%v, %v) = %d, %d, %d (distinct %d), want %d, %d, %d", a, b, inter, na, nb, distinct(a), want, len(ma), len(mb))
+		}
+	}
+}
+
+func TestFlagsAndMissing(t *testing.T) {
+	c := change("c", "", 0, 10, landed)
+	c.AffectedTargets = nil
+	c.RevisionHasRevertPlan = datasets.FlagUnknown
+	c.InitialChecksPassed, c.InitialChecksFailed = 0, 0
+	d := change("d", "bob", -1, 10, landed)
+	row := Conflict(make([]float64, NConflict), &c, &d, DevStats{}, DevStats{})
+	s := KindConflict.Schema()
+	for _, name := range []string{"ahead_affected_targets", "ahead_revision_has_revert_plan",
+		"ahead_initial_checks_failed_share", "overlap_targets", "jaccard_targets", "same_author",
+		"seconds_between_submissions", "log1p_seconds_between_submissions"} {
+		if v := row[colOf(s, name)]; !math.IsNaN(v) {
+			t.Errorf("%s = %v, want NaN", name, v)
+		}
+	}
+}
