@@ -113,7 +113,7 @@ func TestTinyHistorySuccess(t *testing.T) {
 		"log1p_affected_targets": math.Log1p(2), "initial_checks_failed_share": 0.2,
 		"revision_has_revert_plan": 0, "revision_has_test_plan": 1,
 		"log1p_author_tenure_days": math.Log1p(100),
-		"dev_prior_changes": 0, "dev_prior_success_rate": 0.5, "dev_prior_conflict_rate": 0.5,
+		"dev_prior_changes":        0, "dev_prior_success_rate": 0.5, "dev_prior_conflict_rate": 0.5,
 		"spec_succeeded": 0, "spec_failed": 0, "queue_ahead": 0, "conflicts_count": 0,
 	})
 	// c2: c1 pending (targets share y); as-of build b4 started at 4, nothing decisive
@@ -166,7 +166,7 @@ func TestTinyHistoryConflict(t *testing.T) {
 	checkRow(t, tb, 1, map[string]float64{
 		"overlap_targets": 1, "jaccard_targets": 0.5, "same_author": 0,
 		"seconds_between_submissions": 600,
-		"ahead_dev_prior_changes": 0, "ahead_dev_prior_success_rate": 2.0 / 3,
+		"ahead_dev_prior_changes":     0, "ahead_dev_prior_success_rate": 2.0 / 3,
 		"behind_dev_prior_changes": 1, "behind_dev_prior_success_rate": 13.0 / 18,
 	})
 }
