@@ -78,9 +78,14 @@ func VCSRevision() string {
 	if !ok {
 		return ""
 	}
+	return revisionOf(info.Settings)
+}
+
+// revisionOf is VCSRevision for the given build settings.
+func revisionOf(settings []debug.BuildSetting) string {
 	var rev string
 	var dirty bool
-	for _, s := range info.Settings {
+	for _, s := range settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,8 @@ type Registry struct {
 	dir string
 	// now is the clock that names versions; time.Now except in tests.
 	now func() time.Time
+	// revision returns the VCS revision Publish records; VCSRevision except in tests.
+	revision func() string
 
 	// mu serializes this process's writers: version naming and renaming in Publish,
 	// pointer swaps and Retain, so that Retain never deletes a version another
@@ -49,7 +52,7 @@ func Open(dir string) (*Registry, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("registry: opening %s: not a folder", dir)
 	}
-	return &Registry{dir: dir, now: time.Now}, nil
+	return &Registry{dir: dir, now: time.Now, revision: VCSRevision}, nil
 }
 
 // Dir returns the registry's folder.
@@ -93,8 +96,8 @@ type PublishOptions struct {
 // TrainedAt, a window whose To is not before its From and finite metrics.
 //
 // If opts asks for it, the new version then becomes the champion or challenger. When
-// that pointer swap fails, the version stays published and Publish returns its name
-// together with the error.
+// something fails after the rename (the fsync of versions/ or the pointer swap), the
+// version stays published and Publish returns its name together with the error.
 //
 // Publish first removes stale temporary folders (see Cleanup). It panics if opts sets
 // both Champion and Challenger.
@@ -146,13 +149,12 @@ func (r *Registry) Publish(ctx context.Context, repo string, write WriteFunc, m 
 	m.Files = files
 	m.TrainedAt = m.TrainedAt.UTC()
 	m.Window = Window{From: m.Window.From.UTC(), To: m.Window.To.UTC()}
-	if rev := VCSRevision(); rev != "" && m.Extra[ExtraVCSRevision] == "" {
-		extra := make(map[string]string, len(m.Extra)+1)
-		for k, v := range m.Extra {
-			extra[k] = v
+	if rev := r.revision(); rev != "" && m.Extra[ExtraVCSRevision] == "" {
+		m.Extra = maps.Clone(m.Extra) // the caller's map stays as it was
+		if m.Extra == nil {
+			m.Extra = map[string]string{}
 		}
-		extra[ExtraVCSRevision] = rev
-		m.Extra = extra
+		m.Extra[ExtraVCSRevision] = rev
 	}
 
 	r.mu.Lock()
@@ -181,7 +183,7 @@ func (r *Registry) Publish(ctx context.Context, repo string, write WriteFunc, m 
 	}
 	renamed = true
 	if err := syncDir(r.versionsDir(repo)); err != nil {
-		return "", fmt.Errorf("registry: publish %s %s: %w", repo, version, err)
+		return version, fmt.Errorf("registry: publish %s %s: %w", repo, version, err)
 	}
 	switch {
 	case opts.Champion:

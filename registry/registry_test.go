@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -365,4 +367,111 @@ func TestPublishBothRolesPanics(t *testing.T) {
 	}()
 	r.Publish(context.Background(), testRepo, writeFiles(nil), testManifest(),
 		PublishOptions{Champion: true, Challenger: true})
+}
+
+func TestRevisionOf(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		settings []debug.BuildSetting
+		want     string
+	}{
+		{name: "none", want: ""},
+		{name: "clean", settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "dd4cf6b"},
+			{Key: "vcs.modified", Value: "false"}}, want: "dd4cf6b"},
+		{name: "dirty", settings: []debug.BuildSetting{{Key: "vcs.modified", Value: "true"},
+			{Key: "vcs.revision", Value: "dd4cf6b"}}, want: "dd4cf6b+dirty"},
+		{name: "dirty without revision", settings: []debug.BuildSetting{{Key: "vcs.modified", Value: "true"}}, want: ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := revisionOf(tc.settings); got != tc.want {
+				t.Errorf("revisionOf(%v) = %q, want %q", tc.settings, got, tc.want)
+			}
+		})
+	}
+}
+
+// Publish records the binary's VCS revision unless the caller set one, and leaves the
+// caller's Extra map alone.
+func TestPublishRecordsRevision(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		extra map[string]string
+		want  string
+	}{
+		{name: "nil extra", extra: nil, want: "abc123+dirty"},
+		{name: "other keys", extra: map[string]string{"seed": "7"}, want: "abc123+dirty"},
+		{name: "caller's revision", extra: map[string]string{ExtraVCSRevision: "mine"}, want: "mine"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newTestRegistry(t)
+			r.revision = func() string { return "abc123+dirty" }
+			m := testManifest()
+			m.Extra = tc.extra
+			before := maps.Clone(tc.extra)
+			v, err := r.Publish(context.Background(), testRepo, writeFiles(bundleFiles), m, PublishOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(tc.extra, before) {
+				t.Errorf("Publish changed the caller's Extra to %v", tc.extra)
+			}
+			b, err := r.Load(testRepo, v, testSchema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := b.Manifest.Extra[ExtraVCSRevision]; got != tc.want {
+				t.Errorf("manifest %s = %q, want %q", ExtraVCSRevision, got, tc.want)
+			}
+			for k, v := range tc.extra {
+				if b.Manifest.Extra[k] != v {
+					t.Errorf("manifest extra %q = %q, want %q", k, b.Manifest.Extra[k], v)
+				}
+			}
+		})
+	}
+}
+
+func TestOpen(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	file := filepath.Join(base, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	existing := filepath.Join(base, "existing")
+	if err := os.Mkdir(existing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		dir     string
+		wantErr bool
+	}{
+		{name: "new folder", dir: filepath.Join(base, "a", "reg")},
+		{name: "existing folder", dir: existing},
+		{name: "a file", dir: file, wantErr: true},
+		{name: "under a file", dir: filepath.Join(file, "reg"), wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Open(tc.dir)
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), file) {
+					t.Errorf("Open(%q) = %v, want an error naming the path", tc.dir, err)
+				}
+				return
+			}
+			if err != nil || r.Dir() != tc.dir {
+				t.Errorf("Open(%q) = %v, %v", tc.dir, r, err)
+			}
+			if repos, err := r.Repos(); err != nil || len(repos) != 0 {
+				t.Errorf("Repos of a new registry = %q, %v, want none", repos, err)
+			}
+		})
+	}
 }
