@@ -22,11 +22,15 @@
 //   - Success rows, one per decided change. The real path of a change C is the set of
 //     changes A of the same repository that are ahead of C in the queue (submitted earlier),
 //     were still pending when C was submitted (D(A) > submitted_at(C)), landed, and were
-//     decided no later than C (D(A) <= D(C)). The label is the status of C's decisive build
-//     on its real path (compared as sets); when there is none, of its decisive build on the
-//     empty path; the latest finished such build wins. With neither the row is skipped
-//     ("no_build_on_real_or_empty_path", or "no_decisive_build" when C has no decisive
-//     build at all).
+//     decided no later than C (D(A) <= D(C)). A build of C is on its real path when its
+//     path holds only real-path changes, each once, and every real-path change that may
+//     conflict with C (shares an affected target, or either's targets are unknown): a
+//     change that affects none of C's targets cannot change C's build, and queues, like
+//     paper 001 §5 and the synthetic one, leave such changes off speculation paths. The
+//     label is the status of C's decisive build on its real path; when there is none, of
+//     its decisive build on the empty path; the latest finished such build wins. With
+//     neither the row is skipped ("no_build_on_real_or_empty_path", or
+//     "no_decisive_build" when C has no decisive build at all).
 //   - Conflict rows, one per ordered pair (A ahead, B behind) of decided changes of one
 //     repository where A was pending when B was submitted and their affected targets share
 //     at least one name. The label is conflicted = A succeeds alone (A's success label is

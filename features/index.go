@@ -49,17 +49,18 @@ type Index struct {
 }
 
 type changeInfo struct {
-	decided    time.Time // D: decided_at, else latest build time; zero when unknown
-	queuePos   int32
-	label      int8
-	labelBuild int32   // the build the label came from; -1 without a label
-	asOfBuild  int32   // latest-started decisive build; -1 without one
-	builds     []int32 // all builds of the change, in table order
-	targets    []string
-	conflicts  float64
-	ahead      float64
-	realPath   int32 // number of changes on the real path
-	dev        DevStats
+	decided     time.Time // D: decided_at, else latest build time; zero when unknown
+	queuePos    int32
+	label       int8
+	labelBuild  int32   // the build the label came from; -1 without a label
+	asOfBuild   int32   // latest-started decisive build; -1 without one
+	builds      []int32 // all builds of the change, in table order
+	targets     []string
+	conflicts   float64
+	ahead       float64
+	realAll     int32 // number of changes on the real path
+	realOverlap int32 // of those, the ones that may conflict with it (overlapping or unknown targets)
+	dev         DevStats
 }
 
 type buildInfo struct {
@@ -222,15 +223,22 @@ func (ix *Index) sweepQueue() {
 		}
 		for _, a := range act {
 			ia := &ix.changes[a]
-			if h.Changes[a].Outcome == datasets.OutcomeLanded && !info.decided.IsZero() && !ia.decided.After(info.decided) {
-				info.realPath++
+			real := h.Changes[a].Outcome == datasets.OutcomeLanded && !info.decided.IsZero() && !ia.decided.After(info.decided)
+			if real {
+				info.realAll++
 			}
 			if ia.targets == nil || info.targets == nil {
+				if real {
+					info.realOverlap++
+				}
 				ix.pairSkips[SkipUnknownTargets]++
 				continue
 			}
 			if n, _, _ := overlap(ia.targets, info.targets); n == 0 {
 				continue
+			}
+			if real {
+				info.realOverlap++
 			}
 			info.conflicts++
 			if info.decided.IsZero() {
@@ -284,7 +292,7 @@ func (ix *Index) labelChange(i int) {
 		if len(path) == 0 && ix.later(bi, empty) {
 			empty = bi
 		}
-		if len(path) == int(info.realPath) && ix.later(bi, real) && ix.isRealPath(i, path) {
+		if len(path) >= int(info.realOverlap) && len(path) <= int(info.realAll) && ix.later(bi, real) && ix.isRealPath(i, path) {
 			real = bi
 		}
 	}
@@ -300,15 +308,31 @@ func (ix *Index) labelChange(i int) {
 	}
 }
 
-// isRealPath reports whether path, of the length of c's real path, holds exactly the
-// changes of c's real path.
+// isRealPath reports whether path is c's real path: it holds only changes of the real
+// path, each once, and every one of them that may conflict with c (see the package
+// comment).
 func (ix *Index) isRealPath(c int, path []int32) bool {
+	n := int32(0)
 	for k, a := range path {
 		if !ix.onRealPath(int(a), c) || slices.Contains(path[:k], a) {
 			return false
 		}
+		if ix.mayConflict(int(a), c) {
+			n++
+		}
 	}
-	return true
+	return n == ix.changes[c].realOverlap
+}
+
+// mayConflict reports whether changes a and c share an affected target or either's
+// affected targets are unknown.
+func (ix *Index) mayConflict(a, c int) bool {
+	ta, tc := ix.changes[a].targets, ix.changes[c].targets
+	if ta == nil || tc == nil {
+		return true
+	}
+	n, _, _ := overlap(ta, tc)
+	return n > 0
 }
 
 // labelPair derives the conflict label of a candidate pair (see the package comment).

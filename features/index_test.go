@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/sqpredict/sqpredict/datasets"
@@ -330,4 +331,33 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+func TestFrame(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	_, tabs := allTables(t, randomHistory(rng, 60))
+	for _, tb := range tabs {
+		f := tb.Frame()
+		if f.NRows() != tb.NRows() || len(f.Columns) != tb.Schema.NFeatures()+1+len(tb.Truth) {
+			t.Fatalf("%v: Frame has %d rows, %d columns", tb.Schema.Kind, f.NRows(), len(f.Columns))
+		}
+		for j, name := range tb.Schema.Names {
+			if f.Index(name) != j {
+				t.Errorf("%v: column %s at %d, want %d", tb.Schema.Kind, name, f.Index(name), j)
+			}
+			for r := range tb.Y {
+				if !sameBits([]float64{f.Columns[j].Floats[r]}, []float64{tb.Row(r)[j]}) {
+					t.Fatalf("%v: frame[%d][%s] = %v, want %v", tb.Schema.Kind, r, name, f.Columns[j].Floats[r], tb.Row(r)[j])
+				}
+			}
+		}
+		if l := f.Columns[tb.Schema.NFeatures()]; l.Name != tb.Schema.Kind.LabelName() || !sameBits(l.Floats, tb.Y) {
+			t.Errorf("%v: label column %s differs", tb.Schema.Kind, l.Name)
+		}
+		for i, tr := range tb.Truth {
+			if c := f.Columns[tb.Schema.NFeatures()+1+i]; c.Name != tr.Name || !sameBits(c.Floats, tr.Values) {
+				t.Errorf("%v: truth column %s differs", tb.Schema.Kind, c.Name)
+			}
+		}
+	}
 }

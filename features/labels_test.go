@@ -7,18 +7,22 @@ import (
 )
 
 func TestSuccessLabels(t *testing.T) {
-	// c0 (rejected) and c1 (landed) are ahead of c2 and pending when it is submitted at
-	// minute 2; the cases vary c2's builds.
+	// c0 (rejected) and c1 (landed) are ahead of c2, pending when it is submitted at
+	// minute 2, and overlap it; the cases vary c2's builds.
 	base := func() []datasets.Change {
 		return []datasets.Change{
 			change("c0", "a", 0, 6, reject, "x"),
 			change("c1", "a", 1, 8, landed, "y"),
-			change("c2", "b", 2, 20, landed, "z"),
+			change("c2", "b", 2, 20, landed, "x", "y", "z"),
 		}
+	}
+	// c3 landed ahead of c2 too, but affects none of its targets.
+	withC3 := func(cs []datasets.Change) []datasets.Change {
+		return append(cs, change("c3", "a", 1.5, 9, landed, "q"))
 	}
 	tests := []struct {
 		name   string
-		mod    func(cs []datasets.Change)
+		mod    func(cs []datasets.Change) []datasets.Change
 		builds []datasets.Build
 		want   float64 // -1: no row
 		skip   string
@@ -38,28 +42,39 @@ func TestSuccessLabels(t *testing.T) {
 			build("b1", "c2", ok, 3, 9, 60, "c0"), build("b2", "c2", ok, 3, 9, 60, "c0", "c1")}, -1, SkipNoRealOrEmptyPathBuild},
 		{"superset of the real path is not it", nil, []datasets.Build{
 			build("b1", "c2", ok, 3, 9, 60, "c1", "c0")}, -1, SkipNoRealOrEmptyPathBuild},
+		{"non-overlapping landed change may be left off the path", withC3, []datasets.Build{
+			build("b1", "c2", ok, 3, 9, 60, "c1"), build("b2", "c2", fail, 3, 10, 60)}, 1, ""},
+		{"non-overlapping landed change may be on the path", withC3, []datasets.Build{
+			build("b1", "c2", ok, 3, 9, 60, "c1"), build("b2", "c2", fail, 3, 10, 60, "c3", "c1")}, 0, ""},
+		{"overlapping landed change may not be left off", withC3, []datasets.Build{
+			build("b1", "c2", ok, 3, 9, 60, "c3"), build("b2", "c2", fail, 3, 10, 60)}, 0, ""},
+		{"unknown targets may conflict", func(cs []datasets.Change) []datasets.Change {
+			cs = withC3(cs)
+			cs[3].AffectedTargets = nil
+			return cs
+		}, []datasets.Build{build("b1", "c2", ok, 3, 9, 60, "c1"), build("b2", "c2", fail, 3, 10, 60)}, 0, ""},
 		{"no decisive build", nil, []datasets.Build{
 			build("b1", "c2", infra, 3, 9, 60), build("b2", "c2", abort, 3, 9, 60, "c1")}, -1, SkipNoDecisiveBuild},
 		{"no build at all", nil, nil, -1, SkipNoDecisiveBuild},
 		{"ahead change decided after it is not on its real path",
-			func(cs []datasets.Change) { cs[1].DecidedAt = at(30) }, []datasets.Build{
+			func(cs []datasets.Change) []datasets.Change { cs[1].DecidedAt = at(30); return cs }, []datasets.Build{
 				build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 9, 60)}, 1, ""},
 		{"ahead change decided before its submission is HEAD, not path",
-			func(cs []datasets.Change) { cs[1].DecidedAt = at(1.5) }, []datasets.Build{
+			func(cs []datasets.Change) []datasets.Change { cs[1].DecidedAt = at(1.5); return cs }, []datasets.Build{
 				build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 9, 60)}, 1, ""},
 		{"other repository is not on its path",
-			func(cs []datasets.Change) { cs[1].Repo = "other" }, []datasets.Build{
+			func(cs []datasets.Change) []datasets.Change { cs[1].Repo = "other"; return cs }, []datasets.Build{
 				build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 9, 60)}, 1, ""},
 		{"decision time from builds when decided_at is unknown",
-			func(cs []datasets.Change) { cs[2].DecidedAt = at(-1) }, []datasets.Build{
+			func(cs []datasets.Change) []datasets.Change { cs[2].DecidedAt = at(-1); return cs }, []datasets.Build{
 				build("b1", "c2", ok, 3, 9, 60, "c1")}, 1, ""},
-		{"undecided", func(cs []datasets.Change) { cs[2].DecidedAt = at(-1) }, nil, -1, SkipUndecided},
+		{"undecided", func(cs []datasets.Change) []datasets.Change { cs[2].DecidedAt = at(-1); return cs }, nil, -1, SkipUndecided},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := base()
 			if tc.mod != nil {
-				tc.mod(cs)
+				cs = tc.mod(cs)
 			}
 			h := &datasets.History{Changes: cs, Builds: tc.builds}
 			_, tb := tableOf(t, h, KindSuccess)

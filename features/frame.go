@@ -1,0 +1,24 @@
+package features
+
+import "github.com/sqpredict/sqpredict/datasets"
+
+// Frame returns the table as a datasets.Frame: the feature columns in schema order, then
+// the label or target (named by Schema.Kind.LabelName), then the truth columns. Row keys
+// are not included: the frame is the input of "trainer fit", where every column but the
+// label and the truth is a feature.
+func (t *Table) Frame() *datasets.Frame {
+	n, rows := t.Schema.NFeatures(), t.NRows()
+	f := &datasets.Frame{Columns: make([]datasets.Column, 0, n+1+len(t.Truth))}
+	for j, name := range t.Schema.Names {
+		col := make([]float64, rows)
+		for r := range col {
+			col[r] = t.X[r*n+j]
+		}
+		f.Columns = append(f.Columns, datasets.Column{Name: name, Floats: col})
+	}
+	f.Columns = append(f.Columns, datasets.Column{Name: t.Schema.Kind.LabelName(), Floats: append([]float64(nil), t.Y...)})
+	for _, tr := range t.Truth {
+		f.Columns = append(f.Columns, datasets.Column{Name: tr.Name, Floats: append([]float64(nil), tr.Values...)})
+	}
+	return f
+}
