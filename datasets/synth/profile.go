@@ -120,7 +120,7 @@ func LookupProfile(name string) (Params, error) {
 		// Paper 001 (Figure 9) finds Android's build times similar to iOS's; this profile
 		// sits a little below iOS (median about 35 minutes) with a wider spread.
 		return Params{
-			Name: name, Targets: 1600, Teams: 16, Developers: 250, CoreShare: 0.08,
+			Name: name, Targets: 2400, Teams: 24, Developers: 300, CoreShare: 0.05,
 			Checks: 7, BinaryRate: 0.05,
 			ChangesPerHour: 20, FlakyRate: 0.04, Workers: 60,
 			Success:  success,
