@@ -12,7 +12,8 @@ import (
 
 // Bundle is a verified bundle folder: its manifest and where its files are. The files
 // are only read, never changed, by the registry, so a *Bundle is safe for concurrent
-// use.
+// use. Retain may delete the folder once the version is neither champion nor
+// challenger, so a server reads what it needs right after loading.
 type Bundle struct {
 	// Manifest is the bundle's manifest.
 	Manifest Manifest

@@ -28,6 +28,7 @@
 //	  <repo>/
 //	    current                     champion pointer
 //	    challenger                  challenger pointer (optional)
+//	    .tmp-*                      pointer being replaced; readers skip it
 //	    versions/
 //	      20261121T094000Z-000001/  one bundle
 //	        manifest.json
