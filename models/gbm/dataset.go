@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -41,6 +42,9 @@ type featureBins struct {
 	upper []float64
 	// hasNaN reports whether the feature had missing values; their bin is len(upper).
 	hasNaN bool
+	// min and max are the smallest and largest values, for LightGBM's feature_infos;
+	// NaN when the feature has no values.
+	min, max float64
 }
 
 // nBins returns the number of bins of the feature, the NaN bin included.
@@ -122,6 +126,10 @@ func (d *Dataset) binFeature(f int, col []float64, maxBin int) error {
 	fb.hasNaN = len(sorted) < len(col)
 	slices.Sort(sorted)
 	fb.upper = binEdges(sorted, maxBin)
+	fb.min, fb.max = math.NaN(), math.NaN()
+	if len(sorted) > 0 {
+		fb.min, fb.max = sorted[0], sorted[len(sorted)-1]
+	}
 	out := d.bins[f*d.nRows : (f+1)*d.nRows]
 	nan := uint8(fb.nanBin())
 	for i, v := range col {
@@ -210,4 +218,19 @@ func parallelFor(n, workers int, fn func(worker, i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// featureInfos returns LightGBM's feature_infos header for d: "[min:max]" per feature,
+// "none" for a feature without two distinct values (LightGBM's trivial features).
+func (d *Dataset) featureInfos() []string {
+	infos := make([]string, d.nFeatures)
+	for f := range d.feats {
+		fb := &d.feats[f]
+		if math.IsNaN(fb.min) || fb.min == fb.max {
+			infos[f] = "none"
+			continue
+		}
+		infos[f] = "[" + strconv.FormatFloat(fb.min, 'g', -1, 64) + ":" + strconv.FormatFloat(fb.max, 'g', -1, 64) + "]"
+	}
+	return infos
 }

@@ -114,6 +114,12 @@ type grower struct {
 // all). Bad input (lengths, indices, NaN or infinite gradients, negative hessians)
 // returns an error wrapping ErrBadData or ErrBadConfig.
 func GrowTree(d *Dataset, grad, hess []float64, rows []int, features []int, cfg TreeConfig) (*Tree, error) {
+	return d.grow(grad, hess, rows, features, cfg, nil)
+}
+
+// grow is GrowTree. When leafOf is not nil it also sets leafOf[r] to the leaf of every
+// row r in rows, which saves Fit predicting its training rows.
+func (d *Dataset) grow(grad, hess []float64, rows []int, features []int, cfg TreeConfig, leafOf []int32) (*Tree, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -174,11 +180,11 @@ func GrowTree(d *Dataset, grad, hess []float64, rows []int, features []int, cfg 
 			g.idx[i] = int32(r)
 		}
 	}
-	return g.grow()
+	return g.grow(leafOf)
 }
 
 // grow grows the tree on the prepared buffers.
-func (g *grower) grow() (*Tree, error) {
+func (g *grower) grow(leafOf []int32) (*Tree, error) {
 	d, cfg := g.d, g.cfg
 	spec := &treeSpec{numLeaves: 1, shrinkage: 1, nFeatures: d.nFeatures}
 	root := leafState{begin: 0, end: len(g.idx)}
@@ -225,6 +231,11 @@ func (g *grower) grow() (*Tree, error) {
 		spec.leafValue[i] = leafOutput(l.g, l.h, cfg.LambdaL2)
 		spec.leafWeight[i] = l.h
 		spec.leafCount[i] = int(l.n)
+		if leafOf != nil {
+			for _, r := range g.idx[l.begin:l.end] {
+				leafOf[r] = int32(i)
+			}
+		}
 	}
 	return newTree(spec)
 }

@@ -1,0 +1,501 @@
+package gbm
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// LightGBM's defaults for the boosting parameters (docs/Parameters.rst).
+const (
+	DefaultNumIterations = 100
+	DefaultLearningRate  = 0.1
+)
+
+// Objectives Fit implements. Any other is a custom objective given by Config.Gradient.
+const (
+	ObjectiveRegression = "regression" // squared error, identity link
+	ObjectiveBinary     = "binary"     // log loss on labels 0 and 1, sigmoid link
+)
+
+// GradientFunc computes the gradient and hessian of a custom loss with respect to the
+// raw score of each row: it fills grad and hess (one value per row, weights already
+// applied) from the current raw scores, the targets y and the weights w (all 1 when
+// Fit got nil weights). It is called once per iteration, never concurrently.
+type GradientFunc func(grad, hess, score, y, w []float64)
+
+// LossFunc returns the loss of raw scores score on targets y with weights w, lower is
+// better. Early stopping evaluates it on the validation rows.
+type LossFunc func(score, y, w []float64) float64
+
+// Config holds the hyperparameters of Fit. Names follow LightGBM's parameters, and zero
+// values mean LightGBM's defaults; ParseParams fills a Config from LightGBM parameter
+// names and aliases.
+type Config struct {
+	// Objective is ObjectiveRegression or ObjectiveBinary; "" means regression, or the
+	// custom objective Gradient when that is set.
+	Objective string
+	// Gradient, when set, is a custom objective: Fit boosts on its gradients and
+	// hessians from a zero initial score, and the model's predictions are raw scores.
+	// Objective must then be "".
+	Gradient GradientFunc
+	// Loss is the loss of the custom objective, needed for early stopping with it.
+	Loss LossFunc
+
+	// NumIterations is the number of boosting rounds (trees); 0 means 100.
+	NumIterations int
+	// LearningRate scales every tree; 0 means 0.1.
+	LearningRate float64
+	// NumLeaves, MaxDepth, MinDataInLeaf, MinSumHessianInLeaf and LambdaL2 shape every
+	// tree; see TreeConfig for their zero values (31, no limit, 20, 1e-3, 0).
+	NumLeaves           int
+	MaxDepth            int
+	MinDataInLeaf       int
+	MinSumHessianInLeaf float64
+	LambdaL2            float64
+	// MaxBin is the number of histogram bins per feature; 0 means 255 (the maximum).
+	MaxBin int
+	// FeatureFraction is the share of features each tree may split on, drawn anew for
+	// every tree; 0 means 1 (all).
+	FeatureFraction float64
+	// BaggingFraction is the share of rows, drawn without replacement, that trees are
+	// grown on; a new sample is drawn every BaggingFreq iterations. 0 means 1, and
+	// BaggingFreq 0 means no bagging.
+	BaggingFraction float64
+	BaggingFreq     int
+	// NumThreads is the number of goroutines; 0 means GOMAXPROCS.
+	NumThreads int
+	// Seed seeds feature and row sampling; the same seed and data give the same model.
+	Seed uint64
+	// EarlyStoppingRound stops training when the validation loss (L2 for regression,
+	// log loss for binary, Loss for a custom objective) has not improved for this many
+	// rounds, and keeps the trees up to the best round. 0 means no early stopping; it
+	// needs a validation set.
+	EarlyStoppingRound int
+	// FeatureNames names the columns of x; nil means Column_0, Column_1, ...
+	FeatureNames []string
+}
+
+// validate checks c and returns it with defaults filled in.
+func (c Config) validate() (Config, error) {
+	bad := func(format string, args ...any) (Config, error) {
+		return c, fmt.Errorf("%w: "+format, append([]any{ErrBadConfig}, args...)...)
+	}
+	switch {
+	case c.Gradient != nil && c.Objective != "":
+		return bad("objective=%q together with a custom gradient", c.Objective)
+	case c.Gradient == nil && c.Objective == "":
+		c.Objective = ObjectiveRegression
+	case c.Gradient == nil && c.Objective != ObjectiveRegression && c.Objective != ObjectiveBinary:
+		return bad("objective=%q, want %s or %s (or a custom gradient)", c.Objective, ObjectiveRegression, ObjectiveBinary)
+	}
+	if c.NumIterations == 0 {
+		c.NumIterations = DefaultNumIterations
+	}
+	if c.LearningRate == 0 {
+		c.LearningRate = DefaultLearningRate
+	}
+	if c.FeatureFraction == 0 {
+		c.FeatureFraction = 1
+	}
+	if c.BaggingFraction == 0 {
+		c.BaggingFraction = 1
+	}
+	if c.MaxBin == 0 {
+		c.MaxBin = DefaultMaxBin
+	}
+	switch {
+	case c.NumIterations < 0:
+		return bad("num_iterations=%d, want > 0", c.NumIterations)
+	case !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0):
+		return bad("learning_rate=%v, want > 0", c.LearningRate)
+	case !(c.FeatureFraction > 0 && c.FeatureFraction <= 1):
+		return bad("feature_fraction=%v, want in (0, 1]", c.FeatureFraction)
+	case !(c.BaggingFraction > 0 && c.BaggingFraction <= 1):
+		return bad("bagging_fraction=%v, want in (0, 1]", c.BaggingFraction)
+	case c.BaggingFreq < 0:
+		return bad("bagging_freq=%d, want >= 0", c.BaggingFreq)
+	case c.EarlyStoppingRound < 0:
+		return bad("early_stopping_round=%d, want >= 0", c.EarlyStoppingRound)
+	case c.NumThreads < 0:
+		return bad("num_threads=%d, want >= 0", c.NumThreads)
+	case c.MaxBin < 2 || c.MaxBin > 255:
+		return bad("max_bin=%d, want 2..255", c.MaxBin)
+	}
+	if _, err := c.treeConfig().withDefaults(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func (c Config) treeConfig() TreeConfig {
+	return TreeConfig{
+		NumLeaves:           c.NumLeaves,
+		MaxDepth:            c.MaxDepth,
+		MinDataInLeaf:       c.MinDataInLeaf,
+		MinSumHessianInLeaf: c.MinSumHessianInLeaf,
+		LambdaL2:            c.LambdaL2,
+		NumThreads:          c.NumThreads,
+	}
+}
+
+// Validation is a held-out data set for early stopping.
+type Validation struct {
+	X       mat.Matrix
+	Y       []float64
+	Weights []float64 // nil means all 1
+}
+
+// Fit trains a gradient-boosted tree model on the rows of x (NaN = missing) with
+// targets y and weights (nil means all 1). It is FitContext without cancellation or
+// validation set.
+func Fit(x mat.Matrix, y, weights []float64, cfg Config) (*Model, error) {
+	return FitContext(context.Background(), x, y, weights, cfg, nil)
+}
+
+// FitContext trains a model like LightGBM's gbdt boosting: the raw score starts at the
+// weighted mean of y for regression and at its log-odds for binary (LightGBM's
+// boost_from_average; 0 for a custom objective), each round grows one tree on the
+// gradients and hessians at the current scores with GrowTree and adds it scaled by the
+// learning rate; the initial score is folded into the first tree's leaves, as LightGBM
+// does, so the model is the sum of its trees. With valid and cfg.EarlyStoppingRound,
+// training stops when the validation loss stops improving. It returns ctx's error if
+// ctx is cancelled between rounds.
+func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Config, valid *Validation) (*Model, error) {
+	cfg, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	n, nf := x.Dims()
+	if len(y) != n {
+		return nil, fmt.Errorf("%w: %d targets for %d rows", ErrBadData, len(y), n)
+	}
+	w, err := checkTargets(y, weights, cfg.Objective)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.FeatureNames != nil && len(cfg.FeatureNames) != nf {
+		return nil, fmt.Errorf("%w: %d feature names for %d columns", ErrBadConfig, len(cfg.FeatureNames), nf)
+	}
+	if cfg.EarlyStoppingRound > 0 && valid == nil {
+		return nil, fmt.Errorf("%w: early_stopping_round=%d needs a validation set", ErrBadConfig, cfg.EarlyStoppingRound)
+	}
+	if valid != nil && cfg.Gradient != nil && cfg.Loss == nil {
+		return nil, fmt.Errorf("%w: a validation set with a custom gradient needs a Loss", ErrBadConfig)
+	}
+	var vw []float64
+	if valid != nil {
+		vr, vc := valid.X.Dims()
+		if vc != nf || len(valid.Y) != vr {
+			return nil, fmt.Errorf("%w: validation set has %d columns and %d targets for %d rows, want %d columns", ErrBadData, vc, len(valid.Y), vr, nf)
+		}
+		if vw, err = checkTargets(valid.Y, valid.Weights, cfg.Objective); err != nil {
+			return nil, fmt.Errorf("validation set: %w", err)
+		}
+	}
+	d, err := NewDataset(x, cfg.MaxBin)
+	if err != nil {
+		return nil, err
+	}
+	obj := cfg.Objective
+	if cfg.Gradient != nil {
+		obj = ""
+	}
+	if obj == ObjectiveBinary {
+		obj = "binary sigmoid:1"
+	}
+	tcfg, _ := cfg.treeConfig().withDefaults()
+	if cfg.NumThreads == 0 {
+		cfg.NumThreads = runtime.GOMAXPROCS(0)
+	}
+
+	b := &booster{cfg: cfg, y: y, w: w}
+	init := b.initScore()
+	score := make([]float64, n)
+	for i := range score {
+		score[i] = init
+	}
+	rowsX := rowSource(x)
+	var vscore []float64
+	var vrows func(int) []float64
+	if valid != nil {
+		vscore = make([]float64, len(valid.Y))
+		for i := range vscore {
+			vscore[i] = init
+		}
+		vrows = rowSource(valid.X)
+	}
+
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x9b5d_1f3a_6c27_e408))
+	grad, hess := make([]float64, n), make([]float64, n)
+	leafOf := make([]int32, n)
+	inBag := make([]bool, n)
+	var bag []int
+	var trees []*Tree
+	bestLoss, bestIter := math.Inf(1), 0
+	for it := 0; it < cfg.NumIterations; it++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("gbm: fit stopped after %d of %d trees: %w", it, cfg.NumIterations, err)
+		}
+		b.gradients(grad, hess, score)
+		if cfg.BaggingFreq > 0 && cfg.BaggingFraction < 1 && it%cfg.BaggingFreq == 0 {
+			bag = sampleRows(rng, n, cfg.BaggingFraction, bag)
+			clear(inBag)
+			for _, r := range bag {
+				inBag[r] = true
+			}
+		}
+		feats := sampleFeatures(rng, nf, cfg.FeatureFraction)
+		t, err := d.grow(grad, hess, bag, feats, tcfg, leafOf)
+		if err != nil {
+			return nil, fmt.Errorf("gbm: tree %d: %w", it, err)
+		}
+		t = t.Scaled(cfg.LearningRate)
+		t.shrinkage = cfg.LearningRate
+		if it == 0 && init != 0 {
+			t = t.addBias(init)
+		}
+		trees = append(trees, t)
+		// Update the training scores: grown rows by the leaf they were partitioned
+		// into, out-of-bag rows by prediction. The first tree holds init already.
+		delta := t.leafValues
+		if it == 0 && init != 0 {
+			delta = slices.Clone(t.leafValues)
+			for i := range delta {
+				delta[i] -= init
+			}
+		}
+		for i := range score {
+			if bag == nil || inBag[i] {
+				score[i] += delta[leafOf[i]]
+			} else {
+				score[i] += delta[t.leaf(rowsX(i))]
+			}
+		}
+		if valid != nil {
+			for i := range vscore {
+				vscore[i] += delta[t.leaf(vrows(i))]
+			}
+			loss := b.loss(vscore, valid.Y, vw)
+			if loss < bestLoss {
+				bestLoss, bestIter = loss, it+1
+			} else if cfg.EarlyStoppingRound > 0 && it+1-bestIter >= cfg.EarlyStoppingRound {
+				trees = trees[:bestIter]
+				break
+			}
+		}
+	}
+	m, err := NewModel(trees, cfg.FeatureNames, obj)
+	if err != nil {
+		return nil, err
+	}
+	m.featureInfos = d.featureInfos()
+	m.params = cfg.paramLines()
+	return m, nil
+}
+
+// checkTargets checks y and weights and returns the weights, all 1 for nil.
+func checkTargets(y, weights []float64, objective string) ([]float64, error) {
+	if len(y) == 0 {
+		return nil, fmt.Errorf("%w: no rows", ErrBadData)
+	}
+	if weights != nil && len(weights) != len(y) {
+		return nil, fmt.Errorf("%w: %d weights for %d rows", ErrBadData, len(weights), len(y))
+	}
+	for i, v := range y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%w: target of row %d is %v", ErrBadData, i, v)
+		}
+		if objective == ObjectiveBinary && v != 0 && v != 1 {
+			return nil, fmt.Errorf("%w: target of row %d is %v, binary needs 0 or 1", ErrBadData, i, v)
+		}
+	}
+	if weights == nil {
+		w := make([]float64, len(y))
+		for i := range w {
+			w[i] = 1
+		}
+		return w, nil
+	}
+	sum := 0.0
+	for i, v := range weights {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%w: weight of row %d is %v, want finite and >= 0", ErrBadData, i, v)
+		}
+		sum += v
+	}
+	if !(sum > 0) {
+		return nil, fmt.Errorf("%w: weights sum to %v", ErrBadData, sum)
+	}
+	return weights, nil
+}
+
+// booster holds the objective of one Fit.
+type booster struct {
+	cfg  Config
+	y, w []float64
+}
+
+// initScore is LightGBM's BoostFromScore: the weighted mean of y for regression, the
+// log-odds of the weighted mean for binary, 0 for a custom objective.
+func (b *booster) initScore() float64 {
+	if b.cfg.Gradient != nil {
+		return 0
+	}
+	var sy, sw float64
+	for i, v := range b.y {
+		sy += b.w[i] * v
+		sw += b.w[i]
+	}
+	mean := sy / sw
+	if b.cfg.Objective == ObjectiveBinary {
+		// LightGBM clips the mean away from 0 and 1 (kEpsilon = 1e-15).
+		p := min(max(mean, 1e-15), 1-1e-15)
+		return math.Log(p / (1 - p))
+	}
+	return mean
+}
+
+// gradients fills grad and hess at the raw scores score.
+func (b *booster) gradients(grad, hess, score []float64) {
+	switch {
+	case b.cfg.Gradient != nil:
+		b.cfg.Gradient(grad, hess, score, b.y, b.w)
+	case b.cfg.Objective == ObjectiveBinary:
+		// Log loss with p = sigmoid(score): gradient p - y, hessian p(1-p).
+		for i, s := range score {
+			p := 1 / (1 + math.Exp(-s))
+			grad[i] = (p - b.y[i]) * b.w[i]
+			hess[i] = p * (1 - p) * b.w[i]
+		}
+	default:
+		// Squared error ½(score - y)²: gradient score - y, hessian 1.
+		for i, s := range score {
+			grad[i] = (s - b.y[i]) * b.w[i]
+			hess[i] = b.w[i]
+		}
+	}
+}
+
+// loss is the weighted mean validation loss: squared error for regression, log loss
+// for binary, cfg.Loss for a custom objective.
+func (b *booster) loss(score, y, w []float64) float64 {
+	if b.cfg.Gradient != nil {
+		return b.cfg.Loss(score, y, w)
+	}
+	var s, sw float64
+	for i, v := range score {
+		var l float64
+		if b.cfg.Objective == ObjectiveBinary {
+			// -log p(y) = log(1 + exp(-s)) for y = 1, log(1 + exp(s)) for y = 0.
+			z := v
+			if y[i] == 1 {
+				z = -v
+			}
+			l = softplus(z)
+		} else {
+			l = (v - y[i]) * (v - y[i])
+		}
+		s += w[i] * l
+		sw += w[i]
+	}
+	return s / sw
+}
+
+// softplus returns log(1 + exp(z)) without overflow.
+func softplus(z float64) float64 {
+	if z > 0 {
+		return z + math.Log1p(math.Exp(-z))
+	}
+	return math.Log1p(math.Exp(z))
+}
+
+// rowSource returns a function giving row i of x, a view when x lends its rows and a
+// copy otherwise (the copy is made once, up front).
+func rowSource(x mat.Matrix) func(int) []float64 {
+	if rv, ok := x.(mat.RawRowViewer); ok {
+		return rv.RawRowView
+	}
+	d := mat.DenseCopyOf(x)
+	return d.RawRowView
+}
+
+// sampleRows returns round(frac·n) distinct row indices in increasing order (a partial
+// Fisher-Yates shuffle), reusing buf.
+func sampleRows(rng *rand.Rand, n int, frac float64, buf []int) []int {
+	k := max(1, int(math.Round(frac*float64(n))))
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	for i := 0; i < k; i++ {
+		j := i + rng.IntN(n-i)
+		perm[i], perm[j] = perm[j], perm[i]
+	}
+	buf = append(buf[:0], perm[:k]...)
+	slices.Sort(buf)
+	return buf
+}
+
+// sampleFeatures returns round(frac·nf) (at least 1) feature indices in increasing
+// order, or nil (all features) when frac is 1.
+func sampleFeatures(rng *rand.Rand, nf int, frac float64) []int {
+	if frac >= 1 {
+		return nil
+	}
+	return sampleRows(rng, nf, frac, nil)
+}
+
+// addBias returns a copy of t with b added to every leaf and internal value, as
+// LightGBM's Tree::AddBias folds the initial score into the first tree.
+func (t *Tree) addBias(b float64) *Tree {
+	c := *t
+	c.leafValues = slices.Clone(t.leafValues)
+	for i := range c.leafValues {
+		c.leafValues[i] += b
+	}
+	c.internalValue = slices.Clone(t.internalValue)
+	for i := range c.internalValue {
+		c.internalValue[i] += b
+	}
+	return &c
+}
+
+// paramLines returns the parameters section of the text format for c, in LightGBM's
+// "[name: value]" form.
+func (c Config) paramLines() []string {
+	obj := c.Objective
+	if c.Gradient != nil {
+		obj = "custom"
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	tc, _ := c.treeConfig().withDefaults()
+	maxDepth := c.MaxDepth
+	if maxDepth <= 0 {
+		maxDepth = -1
+	}
+	return []string{
+		"[boosting: gbdt]",
+		"[objective: " + obj + "]",
+		"[num_iterations: " + strconv.Itoa(c.NumIterations) + "]",
+		"[learning_rate: " + f(c.LearningRate) + "]",
+		"[num_leaves: " + strconv.Itoa(tc.NumLeaves) + "]",
+		"[num_threads: " + strconv.Itoa(c.NumThreads) + "]",
+		"[seed: " + strconv.FormatUint(c.Seed, 10) + "]",
+		"[max_depth: " + strconv.Itoa(maxDepth) + "]",
+		"[min_data_in_leaf: " + strconv.Itoa(tc.MinDataInLeaf) + "]",
+		"[min_sum_hessian_in_leaf: " + f(tc.MinSumHessianInLeaf) + "]",
+		"[bagging_fraction: " + f(c.BaggingFraction) + "]",
+		"[bagging_freq: " + strconv.Itoa(c.BaggingFreq) + "]",
+		"[feature_fraction: " + f(c.FeatureFraction) + "]",
+		"[early_stopping_round: " + strconv.Itoa(c.EarlyStoppingRound) + "]",
+		"[lambda_l2: " + f(c.LambdaL2) + "]",
+		"[max_bin: " + strconv.Itoa(c.MaxBin) + "]",
+	}
+}
