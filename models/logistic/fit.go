@@ -61,7 +61,7 @@ func Fit(x mat.Matrix, y, weights []float64, cfg Config) (*Model, error) {
 	}
 
 	raw := rowMajor(x)
-	mean, scale, err := standardisation(raw, sw)
+	mean, scale, err := standardisation(raw, sw, names)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func rowMajor(x mat.Matrix) dense {
 // standardisation returns the weighted mean and population standard deviation of each
 // column over its non-NaN values. A column with no weighted values gets mean 0; a
 // (numerically) constant column gets scale 1, as scikit-learn's StandardScaler.
-func standardisation(x dense, sw []float64) (mean, scale []float64, err error) {
+func standardisation(x dense, sw []float64, names []string) (mean, scale []float64, err error) {
 	d := x.cols
 	mean = make([]float64, d)
 	scale = make([]float64, d)
@@ -191,7 +191,7 @@ func standardisation(x dense, sw []float64) (mean, scale []float64, err error) {
 		w := sw[i]
 		for j, v := range row {
 			if math.IsInf(v, 0) {
-				return nil, nil, fmt.Errorf("%w: row %d, feature %d: %v", ErrInvalidData, i, j, v)
+				return nil, nil, fmt.Errorf("%w: row %d, feature %q: %v", ErrInvalidData, i, names[j], v)
 			}
 			if v == v {
 				mean[j] += w * v

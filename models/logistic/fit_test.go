@@ -172,7 +172,7 @@ func TestGradientFiniteDifference(t *testing.T) {
 		sw[i] = rnd.Float64() * 2
 	}
 	raw := rowMajor(x)
-	mean, scale, err := standardisation(raw, sw)
+	mean, scale, err := standardisation(raw, sw, []string{"a", "b", "c"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,11 +172,14 @@ func ReadJSON(r io.Reader) (*Model, error) {
 	m := newModel(a.FeatureNames, a.Means, a.Scales, a.Coefficients, a.Intercept, a.Selected, cfg)
 	m.stats = TrainStats(a.Training)
 	for j := range d {
+		if !finite(m.beta[j]) {
+			return nil, fmt.Errorf("%w: feature %q: coefficient/scale = %v", ErrMalformed, a.FeatureNames[j], m.beta[j])
+		}
 		if !near(m.beta[j], a.OriginalCoefficients[j]) {
 			return nil, fmt.Errorf("%w: feature %q: original_coefficient %v, but coefficient/scale = %v", ErrMalformed, a.FeatureNames[j], a.OriginalCoefficients[j], m.beta[j])
 		}
 	}
-	if !near(m.beta0, a.OriginalIntercept) {
+	if !finite(m.beta0) || !near(m.beta0, a.OriginalIntercept) {
 		return nil, fmt.Errorf("%w: original_intercept %v, but the standardised parameters give %v", ErrMalformed, a.OriginalIntercept, m.beta0)
 	}
 	return m, nil

@@ -161,6 +161,7 @@ func TestReadJSONErrors(t *testing.T) {
 		{name: "unknown field", old: `"intercept": 0.5`, new: `"intercept": 0.5, "bias": 1`, want: ErrMalformed},
 		{name: "duplicate name", old: `["a", "b"]`, new: `["a", "a"]`, want: ErrMalformed},
 		{name: "truncated", old: `"training"`, new: `}`, want: ErrMalformed},
+		{name: "overflowing coefficient", old: `"scales": [2, 4]`, new: `"scales": [5e-324, 4]`, want: ErrMalformed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := strings.Replace(good, tc.old, tc.new, 1)
