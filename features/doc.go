@@ -21,10 +21,11 @@
 //
 //   - Success rows, one per decided change. The real path of a change C is the set of
 //     changes A of the same repository that are ahead of C in the queue (submitted earlier),
-//     were still pending when C was submitted (D(A) > submitted_at(C)), landed, and were
+//     were still pending when C was submitted (D(A) >= submitted_at(C): not decided before), landed, and were
 //     decided no later than C (D(A) <= D(C)). A build of C is on its real path when its
 //     path holds only real-path changes, each once, and every real-path change that may
-//     conflict with C (shares an affected target, or either's targets are unknown): a
+//     conflict with C (shares an affected target, or either's targets are unknown) and
+//     was not decided at the very instant C was submitted (a tie a history cannot order): a
 //     change that affects none of C's targets cannot change C's build, and queues, like
 //     paper 001 §5 and the synthetic one, leave such changes off speculation paths. The
 //     label is the status of C's decisive build on its real path; when there is none, of
@@ -49,7 +50,7 @@
 // features see only changes decided strictly before t, pairs whose later change was
 // decided strictly before t, and the builds of changes decided strictly before t. Its
 // queue features (conflicts_count, queue_ahead) describe the changes pending at t: ahead
-// in the queue, decided after t. Its speculation counts are the change's own decisive
+// in the queue, not decided before t. Its speculation counts are the change's own decisive
 // builds that finished strictly before the row's build started: the build itself for a
 // build-time row, and for a success row the change's latest-started decisive build, the
 // last speculation the queue ran for it. Nothing about a change decided after t, other

@@ -59,7 +59,7 @@ type changeInfo struct {
 	conflicts   float64
 	ahead       float64
 	realAll     int32 // number of changes on the real path
-	realOverlap int32 // of those, the ones that may conflict with it (overlapping or unknown targets)
+	realOverlap int32 // of those, the ones a real-path build must hold (see isRealPath)
 	dev         DevStats
 }
 
@@ -213,7 +213,7 @@ func (ix *Index) sweepQueue() {
 		// Filter in place: changes decided by now leave the pending list for good.
 		act := pending[cb.Repo][:0]
 		for _, a := range pending[cb.Repo] {
-			if ix.changes[a].decided.After(cb.SubmittedAt) {
+			if !ix.changes[a].decided.Before(cb.SubmittedAt) {
 				act = append(act, a)
 			}
 		}
@@ -227,8 +227,11 @@ func (ix *Index) sweepQueue() {
 			if real {
 				info.realAll++
 			}
+			// A change decided at the very instant of the submission may or may not have
+			// been seen pending: it is allowed on the real path but not required.
+			required := real && ia.decided.After(cb.SubmittedAt)
 			if ia.targets == nil || info.targets == nil {
-				if real {
+				if required {
 					info.realOverlap++
 				}
 				ix.pairSkips[SkipUnknownTargets]++
@@ -237,7 +240,7 @@ func (ix *Index) sweepQueue() {
 			if n, _, _ := overlap(ia.targets, info.targets); n == 0 {
 				continue
 			}
-			if real {
+			if required {
 				info.realOverlap++
 			}
 			info.conflicts++
@@ -260,7 +263,7 @@ func (ix *Index) onRealPath(a, c int) bool {
 	return ix.h.Changes[a].Repo == ix.h.Changes[c].Repo &&
 		ix.h.Changes[a].Outcome == datasets.OutcomeLanded &&
 		ia.queuePos < ic.queuePos &&
-		ia.decided.After(ix.h.Changes[c].SubmittedAt) &&
+		!ia.decided.Before(ix.h.Changes[c].SubmittedAt) &&
 		!ic.decided.IsZero() && !ia.decided.After(ic.decided)
 }
 
@@ -310,14 +313,14 @@ func (ix *Index) labelChange(i int) {
 
 // isRealPath reports whether path is c's real path: it holds only changes of the real
 // path, each once, and every one of them that may conflict with c (see the package
-// comment).
+// comment) and was decided strictly after c's submission.
 func (ix *Index) isRealPath(c int, path []int32) bool {
 	n := int32(0)
 	for k, a := range path {
 		if !ix.onRealPath(int(a), c) || slices.Contains(path[:k], a) {
 			return false
 		}
-		if ix.mayConflict(int(a), c) {
+		if ix.mayConflict(int(a), c) && ix.changes[a].decided.After(ix.h.Changes[c].SubmittedAt) {
 			n++
 		}
 	}

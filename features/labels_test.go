@@ -62,6 +62,12 @@ func TestSuccessLabels(t *testing.T) {
 		{"ahead change decided before its submission is HEAD, not path",
 			func(cs []datasets.Change) []datasets.Change { cs[1].DecidedAt = at(1.5); return cs }, []datasets.Build{
 				build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 9, 60)}, 1, ""},
+		{"ahead change decided at the instant of submission may be left off",
+			func(cs []datasets.Change) []datasets.Change { cs[1].DecidedAt = at(2); return cs }, []datasets.Build{
+				build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 10, 60)}, 1, ""},
+		{"ahead change decided at the instant of submission may be on the path",
+			func(cs []datasets.Change) []datasets.Change { cs[1].DecidedAt = at(2); return cs }, []datasets.Build{
+				build("b1", "c2", ok, 3, 10, 60, "c1"), build("b2", "c2", fail, 3, 9, 60)}, 1, ""},
 		{"other repository is not on its path",
 			func(cs []datasets.Change) []datasets.Change { cs[1].Repo = "other"; return cs }, []datasets.Build{
 				build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 9, 60)}, 1, ""},
@@ -131,7 +137,9 @@ func TestConflictLabels(t *testing.T) {
 		{"unknown targets", [2][]string{{"x"}, nil}, []datasets.Build{aliceOK,
 			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, -1, SkipUnknownTargets},
 		{"ahead decided before behind was submitted", [2][]string{}, []datasets.Build{aliceOK,
-			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 2, -1, ""},
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 1.9, -1, ""},
+		{"ahead decided at the instant behind is submitted is pending", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 2, 1, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
