@@ -1,0 +1,65 @@
+package ngboost
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sqpredict/sqpredict/eval"
+	"github.com/sqpredict/sqpredict/models/ngboost/internal/uci"
+	"gonum.org/v1/gonum/mat"
+)
+
+// benchSink keeps benchmark results alive.
+var benchSink any
+
+// loadSplit returns the training and test rows of split k of a UCI data set in
+// testdata/uci.
+func loadSplit(tb testing.TB, name string, k int) (x *mat.Dense, y []float64, xt *mat.Dense, yt []float64) {
+	tb.Helper()
+	d, err := uci.Load("testdata/uci/" + name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tr, te, err := d.Split(k)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	x, y = d.Rows(tr)
+	xt, yt = d.Rows(te)
+	return x, y, xt, yt
+}
+
+// testNLL returns the mean test negative log-likelihood and RMSE of m.
+func testNLL(m *Model, xt mat.Matrix, yt []float64) (nll, rmse float64) {
+	p := m.PredictParams(nil, xt)
+	pred := eval.Predictive{Mu: make([]float64, len(yt)), Sigma: make([]float64, len(yt))}
+	if m.Family() == LogNormal {
+		pred.Family = eval.FamilyLogNormal
+	}
+	mean := make([]float64, len(yt))
+	for i := range yt {
+		d := distOf(m.Family(), [2]float64{p[2*i], p[2*i+1]})
+		pred.Mu[i], pred.Sigma[i], mean[i] = d.Loc, d.Scale, d.Mean()
+	}
+	return eval.MeanNLL(pred, yt), eval.RMSE(yt, mean)
+}
+
+// BenchmarkFitPowerPlant fits the benchmark setting: power-plant split 0, 500
+// iterations, learning rate 0.01, depth-3 trees, no early stopping. It reports the test
+// NLL and RMSE.
+func BenchmarkFitPowerPlant(b *testing.B) {
+	x, y, xt, yt := loadSplit(b, "power-plant", 0)
+	cfg := Config{NEstimators: 500, LearningRate: 0.01, MaxDepth: 3}
+	b.ReportAllocs()
+	var m *Model
+	for b.Loop() {
+		var err error
+		if m, err = Fit(context.Background(), x, y, nil, cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+	nll, rmse := testNLL(m, xt, yt)
+	b.ReportMetric(nll, "test-nll")
+	b.ReportMetric(rmse, "test-rmse")
+	benchSink = m
+}

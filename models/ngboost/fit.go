@@ -1,0 +1,648 @@
+package ngboost
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sqpredict/sqpredict/models/gbm"
+)
+
+// Fit fits an NGBoost model of the target y on the features x (NaN = missing), with
+// row weights (nil = all 1), following the reference implementation:
+//
+//  1. every row starts at the maximum-likelihood parameters of the marginal of y;
+//  2. each iteration draws MinibatchFrac of the rows and ColSample of the features,
+//     computes the natural gradient of the score at each drawn row, and fits one
+//     least-squares regression tree of depth MaxDepth per parameter to it;
+//  3. a line search scales the trees' step: starting at 1, it doubles the scale while
+//     the mean score of the batch does not get worse (up to 512), then halves it
+//     until the score improves on the start (or the step's mean norm falls below Tol);
+//  4. every row's parameters move by LearningRate·scale times the trees' outputs;
+//  5. boosting ends after NEstimators iterations, or when the mean norm of the fitted
+//     step falls below Tol.
+//
+// With EarlyStoppingRounds > 0, Fit holds out the last ValidationFraction of the rows,
+// boosts on the others while tracking the validation score, stops EarlyStoppingRounds
+// iterations after the best one and keeps the iterations up to the best; with Refit it
+// then fits again on all rows for that many iterations.
+func Fit(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Config) (*Model, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r, _ := x.Dims()
+	if cfg.EarlyStoppingRounds == 0 {
+		return fitRun(ctx, x, y, weights, nil, nil, nil, cfg)
+	}
+	nVal := int(math.Round(cfg.ValidationFraction * float64(r)))
+	if nVal < 1 || nVal >= r {
+		return nil, fmt.Errorf("ngboost: validation_fraction %v of %d rows leaves no training or no validation rows: %w", cfg.ValidationFraction, r, ErrInvalidData)
+	}
+	nTrain := r - nVal
+	xt, xv := rowSlice(x, 0, nTrain), rowSlice(x, nTrain, r)
+	var wt, wv []float64
+	if weights != nil {
+		if len(weights) != r {
+			return nil, fmt.Errorf("ngboost: %d weights for %d rows: %w", len(weights), r, ErrInvalidData)
+		}
+		wt, wv = weights[:nTrain], weights[nTrain:]
+	}
+	if len(y) != r {
+		return nil, fmt.Errorf("ngboost: %d targets for %d rows: %w", len(y), r, ErrInvalidData)
+	}
+	m, err := fitRun(ctx, xt, y[:nTrain], wt, xv, y[nTrain:], wv, cfg)
+	if err != nil || !cfg.Refit {
+		return m, err
+	}
+	return refit(ctx, m, x, y, weights, cfg)
+}
+
+// FitValidate is Fit with an explicit validation set (xVal, yVal, wVal; nil wVal = all
+// 1) instead of a held-out part of x. The validation score is tracked every iteration,
+// boosting stops early when EarlyStoppingRounds > 0, and the model keeps the iterations
+// up to the best validation score; with Refit it is then fitted again on the training
+// and validation rows together for that many iterations. ValidationFraction is unused.
+func FitValidate(ctx context.Context, x mat.Matrix, y, weights []float64, xVal mat.Matrix, yVal, wVal []float64, cfg Config) (*Model, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if xVal == nil {
+		return nil, fmt.Errorf("ngboost: FitValidate without a validation matrix: %w", ErrInvalidData)
+	}
+	m, err := fitRun(ctx, x, y, weights, xVal, yVal, wVal, cfg)
+	if err != nil || !cfg.Refit {
+		return m, err
+	}
+	r, c := x.Dims()
+	rv, cv := xVal.Dims()
+	if c != cv {
+		return nil, fmt.Errorf("ngboost: %d training and %d validation columns: %w", c, cv, ErrInvalidData)
+	}
+	all := mat.NewDense(r+rv, c, nil)
+	all.Slice(0, r, 0, c).(*mat.Dense).Copy(x)
+	all.Slice(r, r+rv, 0, c).(*mat.Dense).Copy(xVal)
+	var w []float64
+	if weights != nil || wVal != nil {
+		w = append(orOnes(weights, r), orOnes(wVal, rv)...)
+	}
+	return refit(ctx, m, all, append(append([]float64(nil), y...), yVal...), w, cfg)
+}
+
+// refit fits on all rows for the number of iterations m kept, keeping m's validation
+// history.
+func refit(ctx context.Context, m *Model, x mat.Matrix, y, w []float64, cfg Config) (*Model, error) {
+	cfg.NEstimators = m.NIterations()
+	cfg.EarlyStoppingRounds = 0
+	rm, err := fitRun(ctx, x, y, w, nil, nil, nil, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("ngboost: refit on all rows: %w", err)
+	}
+	rm.info.ValScore = m.info.ValScore
+	rm.info.BestIteration = m.info.BestIteration
+	rm.info.Refit = true
+	return rm, nil
+}
+
+func orOnes(w []float64, n int) []float64 {
+	if w != nil {
+		return w
+	}
+	o := make([]float64, n)
+	for i := range o {
+		o[i] = 1
+	}
+	return o
+}
+
+// rowSlice returns rows [lo, hi) of x.
+func rowSlice(x mat.Matrix, lo, hi int) mat.Matrix {
+	_, c := x.Dims()
+	if s, ok := x.(interface {
+		Slice(i, k, j, l int) mat.Matrix
+	}); ok {
+		return s.Slice(lo, hi, 0, c)
+	}
+	d := mat.NewDense(hi-lo, c, nil)
+	for i := lo; i < hi; i++ {
+		for j := range c {
+			d.Set(i-lo, j, x.At(i, j))
+		}
+	}
+	return d
+}
+
+// rowData is a set of rows prepared for boosting: features row-major, working targets
+// (y, or log y for a LogNormal), weights and current parameters.
+type rowData struct {
+	n, p int
+	x    []float64
+	t    []float64
+	w    []float64
+	// jac is the term the LogNormal log score adds to the Normal one (log y); nil
+	// otherwise.
+	jac   []float64
+	param [2][]float64
+	// out holds the current iteration's tree outputs, one per row and parameter.
+	out [2][]float64
+}
+
+func newRowData(name string, x mat.Matrix, y, w []float64, cfg Config) (*rowData, error) {
+	n, p := x.Dims()
+	if len(y) != n {
+		return nil, fmt.Errorf("ngboost: %s: %d targets for %d rows: %w", name, len(y), n, ErrInvalidData)
+	}
+	if w != nil && len(w) != n {
+		return nil, fmt.Errorf("ngboost: %s: %d weights for %d rows: %w", name, len(w), n, ErrInvalidData)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("ngboost: %s: no rows: %w", name, ErrInvalidData)
+	}
+	d := &rowData{n: n, p: p, x: make([]float64, n*p), t: make([]float64, n), w: make([]float64, n)}
+	for i := range n {
+		row := d.x[i*p : (i+1)*p]
+		if rd, ok := x.(mat.RawRowViewer); ok {
+			copy(row, rd.RawRowView(i))
+		} else {
+			for j := range row {
+				row[j] = x.At(i, j)
+			}
+		}
+	}
+	if cfg.Dist == LogNormal && cfg.Score == LogScore {
+		d.jac = make([]float64, n)
+	}
+	for i, yi := range y {
+		t, jac, ok := workingTarget(cfg.Dist, yi)
+		if !ok || math.IsNaN(t) || math.IsInf(t, 0) {
+			return nil, fmt.Errorf("ngboost: %s: target of row %d = %v is outside the support of the %v distribution: %w", name, i, yi, cfg.Dist, ErrInvalidData)
+		}
+		d.t[i] = t
+		if d.jac != nil {
+			d.jac[i] = jac
+		}
+		d.w[i] = 1
+		if w != nil {
+			if !(w[i] >= 0) || math.IsInf(w[i], 0) {
+				return nil, fmt.Errorf("ngboost: %s: weight of row %d = %v, want finite and >= 0: %w", name, i, w[i], ErrInvalidData)
+			}
+			d.w[i] = w[i]
+		}
+	}
+	for k := range 2 {
+		d.param[k] = make([]float64, n)
+		d.out[k] = make([]float64, n)
+	}
+	return d, nil
+}
+
+func (d *rowData) row(i int) []float64 { return d.x[i*d.p : (i+1)*d.p] }
+
+// setParams sets every row's parameters to p.
+func (d *rowData) setParams(p [2]float64) {
+	for k := range 2 {
+		for i := range d.param[k] {
+			d.param[k][i] = p[k]
+		}
+	}
+}
+
+// predictTrees writes the outputs of the iteration's trees for every row into out,
+// one goroutine per tree when there are rows enough to pay for it.
+func (d *rowData) predictTrees(trees [2]*gbm.Tree) {
+	work := func(k int) {
+		t, out := trees[k], d.out[k]
+		for i := range d.n {
+			out[i] = t.Predict(d.x[i*d.p : (i+1)*d.p])
+		}
+	}
+	if d.n < parallelRows || runtime.GOMAXPROCS(0) < 2 {
+		work(0)
+		work(1)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { work(1) })
+	work(0)
+	wg.Wait()
+}
+
+// parallelRows is the number of rows from which predictTrees uses two goroutines.
+const parallelRows = 2048
+
+// meanScore returns the weighted mean score of rows (nil = all) at parameters
+// param - step·out; sumW is the sum of their weights.
+func (d *rowData) meanScore(r ScoreRule, rows []int, step, sumW float64) float64 {
+	var s float64
+	loc, ls, o0, o1 := d.param[0], d.param[1], d.out[0], d.out[1]
+	// The two loops differ only in the row index; keeping them separate keeps the hot
+	// all-rows case free of an indirection.
+	if rows == nil {
+		for i := range d.n {
+			s += d.w[i] * r.score(loc[i]-step*o0[i], ls[i]-step*o1[i], d.t[i])
+		}
+	} else {
+		for _, i := range rows {
+			s += d.w[i] * r.score(loc[i]-step*o0[i], ls[i]-step*o1[i], d.t[i])
+		}
+	}
+	return s/sumW + d.jacMean(rows, sumW)
+}
+
+// score is the Normal score of the working target t at (loc, log scale ls).
+func (r ScoreRule) score(loc, ls, t float64) float64 {
+	if r == CRPScore {
+		return normalCRPS(loc, ls, t)
+	}
+	return normalLogScore(loc, ls, t)
+}
+
+// booster is the state of one boosting run.
+type booster struct {
+	cfg   Config
+	tree  gbm.TreeConfig
+	ds    *gbm.Dataset
+	train *rowData
+	val   *rowData // nil without a validation set
+	rng   *rand.Rand
+
+	batch []int // rows of this iteration, nil when MinibatchFrac is 1
+	cols  []int // features of this iteration, nil when ColSample is 1
+	grad0 []float64
+	grad1 []float64
+	hess  []float64
+	// resid and invVar hold t - loc and exp(-2·log scale) of the batch rows for the
+	// log-score line search.
+	resid  []float64
+	invVar []float64
+	cache  expCache
+}
+
+// treeConfig is the base learner of the reference, scikit-learn's
+// DecisionTreeRegressor(max_depth=3, min_samples_leaf=1) fitted by least squares, as a
+// models/gbm tree: every node above MaxDepth may split, down to single-row leaves.
+func treeConfig(cfg Config) gbm.TreeConfig {
+	return gbm.TreeConfig{MaxDepth: cfg.MaxDepth, NumLeaves: 1 << cfg.MaxDepth, MinDataInLeaf: 1, NumThreads: cfg.NumThreads}
+}
+
+func fitRun(ctx context.Context, x mat.Matrix, y, w []float64, xVal mat.Matrix, yVal, wVal []float64, cfg Config) (*Model, error) {
+	train, err := newRowData("training set", x, y, w, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.FeatureNames != nil && len(cfg.FeatureNames) != train.p {
+		return nil, fmt.Errorf("ngboost: %d feature names for %d columns: %w", len(cfg.FeatureNames), train.p, ErrInvalidConfig)
+	}
+	b := &booster{
+		cfg:    cfg,
+		tree:   gbm.TreeConfig{MaxDepth: cfg.MaxDepth, NumLeaves: 1 << cfg.MaxDepth, MinDataInLeaf: 1, NumThreads: cfg.NumThreads},
+		train:  train,
+		rng:    rand.New(rand.NewPCG(cfg.RandomState, 0x4e47426f6f7374)), // "NGBoost"
+		grad0:  make([]float64, train.n),
+		grad1:  make([]float64, train.n),
+		hess:   make([]float64, train.n),
+		resid:  make([]float64, train.n),
+		invVar: make([]float64, train.n),
+	}
+	if xVal != nil {
+		if b.val, err = newRowData("validation set", xVal, yVal, wVal, cfg); err != nil {
+			return nil, err
+		}
+		if b.val.p != train.p {
+			return nil, fmt.Errorf("ngboost: %d training and %d validation columns: %w", train.p, b.val.p, ErrInvalidData)
+		}
+	}
+	if b.ds, err = gbm.NewDataset(x, cfg.MaxBin); err != nil {
+		return nil, fmt.Errorf("ngboost: binning the training set: %w", err)
+	}
+	return b.run(ctx, y, w)
+}
+
+func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
+	cfg, tr := b.cfg, b.train
+	init, err := FitMarginal(cfg.Dist, y, w)
+	if err != nil {
+		return nil, err
+	}
+	tr.setParams(init)
+	var valSumW float64
+	if b.val != nil {
+		b.val.setParams(init)
+		for _, wi := range b.val.w {
+			valSumW += wi
+		}
+		if !(valSumW > 0) {
+			return nil, fmt.Errorf("ngboost: validation set has no weight: %w", ErrInvalidData)
+		}
+	}
+	m := &Model{
+		family:       cfg.Dist,
+		init:         init,
+		featureNames: cfg.FeatureNames,
+		nFeatures:    tr.p,
+		info:         FitInfo{Config: cfg, BestIteration: -1},
+	}
+	m.info.Config.Progress = nil
+	m.info.Config.FeatureNames = nil
+	var scaled [2][]*gbm.Tree
+	bestVal := math.Inf(1)
+	// lastAtBest is the last iteration whose validation score equals the best: the
+	// reference stops when the last EarlyStoppingRounds scores are all worse than the
+	// best, so a tie with the best postpones the stop.
+	lastAtBest := -1
+	for iter := range cfg.NEstimators {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("ngboost: iteration %d: %w", iter, err)
+		}
+		sumW := b.sample()
+		trainScore := b.gradients(sumW)
+		if !finite(trainScore) {
+			return nil, fmt.Errorf("ngboost: iteration %d: training score is %v: %w", iter, trainScore, ErrInvalidData)
+		}
+		var trees [2]*gbm.Tree
+		for k, g := range [2][]float64{b.grad0, b.grad1} {
+			t, err := gbm.GrowTree(b.ds, g, b.hess, b.batch, b.cols, b.tree)
+			if err != nil {
+				return nil, fmt.Errorf("ngboost: iteration %d, parameter %d: %w", iter, k, err)
+			}
+			trees[k] = t
+		}
+		tr.predictTrees(trees)
+		scale, stepNorm := b.lineSearch(trainScore, sumW)
+		step := cfg.LearningRate * scale
+		for k := range 2 {
+			p, o := tr.param[k], tr.out[k]
+			for i := range p {
+				p[i] -= step * o[i]
+			}
+			scaled[k] = append(scaled[k], trees[k].Scaled(-step))
+		}
+		m.info.Scalings = append(m.info.Scalings, scale)
+		m.info.TrainScore = append(m.info.TrainScore, trainScore)
+		valScore := math.NaN()
+		if v := b.val; v != nil {
+			v.predictTrees(trees)
+			for k := range 2 {
+				p, o := v.param[k], v.out[k]
+				for i := range p {
+					p[i] -= step * o[i]
+				}
+			}
+			valScore = v.meanScore(cfg.Score, nil, 0, valSumW)
+			m.info.ValScore = append(m.info.ValScore, valScore)
+			if valScore < bestVal {
+				bestVal, m.info.BestIteration = valScore, iter
+			}
+			if valScore <= bestVal {
+				lastAtBest = iter
+			}
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(iter, trainScore, valScore)
+		}
+		if b.val != nil && cfg.EarlyStoppingRounds > 0 && lastAtBest >= 0 && iter-lastAtBest >= cfg.EarlyStoppingRounds {
+			break
+		}
+		if stepNorm < cfg.Tol {
+			break
+		}
+	}
+	keep := len(scaled[0])
+	if b.val != nil {
+		if m.info.BestIteration < 0 {
+			return nil, fmt.Errorf("ngboost: validation score never finite: %w", ErrInvalidData)
+		}
+		keep = m.info.BestIteration + 1
+	}
+	for k := range 2 {
+		m.trees[k] = scaled[k][:keep:keep]
+	}
+	m.info.Scalings = m.info.Scalings[:keep:keep]
+	if err := m.assemble(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// sample draws the iteration's rows and features and returns the rows' weight sum.
+func (b *booster) sample() float64 {
+	tr, cfg := b.train, b.cfg
+	b.batch = nil
+	if cfg.MinibatchFrac < 1 {
+		b.batch = sampleSorted(b.rng, b.batch[:0], tr.n, max(1, int(cfg.MinibatchFrac*float64(tr.n))))
+	}
+	b.cols = nil
+	if cfg.ColSample < 1 {
+		b.cols = sampleSorted(b.rng, b.cols[:0], tr.p, max(1, int(cfg.ColSample*float64(tr.p))))
+	}
+	var sumW float64
+	if b.batch == nil {
+		for _, wi := range tr.w {
+			sumW += wi
+		}
+	} else {
+		for _, i := range b.batch {
+			sumW += tr.w[i]
+		}
+	}
+	return sumW
+}
+
+// sampleSorted appends k distinct integers drawn uniformly from [0, n) to dst, in
+// increasing order (Knuth's selection sampling, TAOCP vol. 2, Algorithm S), so that
+// the trees read their rows in memory order.
+func sampleSorted(rng *rand.Rand, dst []int, n, k int) []int {
+	for i := 0; i < n && k > 0; i++ {
+		if rng.IntN(n-i) < k {
+			dst = append(dst, i)
+			k--
+		}
+	}
+	return dst
+}
+
+// gradients fills grad0, grad1 and hess for the trees of the two parameters and
+// returns the weighted mean score of the batch, in one pass with one exp per row. The
+// trees fit the (natural) gradient g of each row by weighted least squares, which for
+// the Newton leaves of models/gbm means gradient -w·g and hessian w. Rows outside the
+// batch keep stale but finite values the trees do not read. For the log score it also
+// stores t - loc and exp(-2·log scale) of each row for the line search.
+func (b *booster) gradients(sumW float64) float64 {
+	tr, cfg := b.train, b.cfg
+	natural := !cfg.OrdinaryGradient
+	var sum float64
+	fill := func(i int) {
+		loc, ls, t, w := tr.param[0][i], tr.param[1][i], tr.t[i], tr.w[i]
+		var g0, g1, s float64
+		if cfg.Score == CRPScore {
+			e := math.Exp(ls)
+			z := (t - loc) / e
+			a := 2*stdNormalCDF(z) - 1
+			s = e * (z*a + 2*stdNormalPDF(z) - invSqrtPi)
+			g0, g1 = -a, s+(t-loc)*(-a)
+			if natural {
+				// diag(2, σ²)/(2√π)⁻¹
+				g0 /= invSqrtPi
+				g1 /= e * e * invSqrtPi / 2
+			}
+		} else {
+			v := math.Exp(-2 * ls)
+			d := t - loc
+			z2 := d * d * v
+			s = 0.5*z2 + ls + logSqrt2Pi
+			if natural {
+				// Fisher information diag(1/σ², 2)⁻¹
+				g0, g1 = -d, (1-z2)/2
+			} else {
+				g0, g1 = -d*v, 1-z2
+			}
+			b.resid[i], b.invVar[i] = d, v
+		}
+		sum += w * s
+		b.grad0[i], b.grad1[i], b.hess[i] = -w*g0, -w*g1, w
+	}
+	if b.batch == nil {
+		for i := range tr.n {
+			fill(i)
+		}
+	} else {
+		for _, i := range b.batch {
+			fill(i)
+		}
+	}
+	return sum/sumW + tr.jacMean(b.batch, sumW)
+}
+
+// jacMean returns the weighted mean of the LogNormal log-score term over rows (nil =
+// all), 0 when there is none.
+func (d *rowData) jacMean(rows []int, sumW float64) float64 {
+	if d.jac == nil {
+		return 0
+	}
+	var j float64
+	if rows == nil {
+		for i := range d.n {
+			j += d.w[i] * d.jac[i]
+		}
+	} else {
+		for _, i := range rows {
+			j += d.w[i] * d.jac[i]
+		}
+	}
+	return j / sumW
+}
+
+// batchScore returns the weighted mean score of the batch at parameters
+// param - step·out. For the log score it avoids an exp per row: with the residual
+// d = t - loc and v = exp(-2·log scale) stored by gradients, the score at the step is
+// ½(d + step·out₀)²·v·exp(2·step·out₁) + log scale - step·out₁ + log√(2π), and out₁
+// takes one value per leaf of the scale tree, so exp(2·step·out₁) comes from a small
+// cache keyed by that value.
+func (b *booster) batchScore(step, sumW, jac float64) float64 {
+	tr := b.train
+	if b.cfg.Score == CRPScore {
+		return tr.meanScore(CRPScore, b.batch, step, sumW)
+	}
+	b.cache.reset(2 * step)
+	o0, o1, ls, w := tr.out[0], tr.out[1], tr.param[1], tr.w
+	var sum float64
+	add := func(i int) {
+		d := b.resid[i] + step*o0[i]
+		sum += w[i] * (0.5*d*d*b.invVar[i]*b.cache.exp(o1[i]) + ls[i] - step*o1[i])
+	}
+	if b.batch == nil {
+		for i := range tr.n {
+			add(i)
+		}
+	} else {
+		for _, i := range b.batch {
+			add(i)
+		}
+	}
+	return sum/sumW + logSqrt2Pi + jac
+}
+
+// expCache memoises exp(k·x) for the few distinct x of one tree's outputs: a
+// direct-mapped table keyed by the bits of x.
+type expCache struct {
+	k    float64
+	keys [256]uint64
+	vals [256]float64
+	set  [256]bool
+}
+
+func (c *expCache) reset(k float64) {
+	c.k = k
+	c.set = [256]bool{}
+}
+
+func (c *expCache) exp(x float64) float64 {
+	bits := math.Float64bits(x)
+	h := (bits * 0x9e3779b97f4a7c15) >> 56
+	if c.set[h] && c.keys[h] == bits {
+		return c.vals[h]
+	}
+	v := math.Exp(c.k * x)
+	c.keys[h], c.vals[h], c.set[h] = bits, v, true
+	return v
+}
+
+// lineSearch returns the reference's step scale for the trees' outputs and the mean
+// norm of the unscaled step over the batch. init is the batch's score before the step.
+func (b *booster) lineSearch(init, sumW float64) (scale, stepNorm float64) {
+	tr, cfg := b.train, b.cfg
+	norm := func(i int) float64 { return math.Hypot(tr.out[0][i], tr.out[1][i]) }
+	if b.batch == nil {
+		for i := range tr.n {
+			stepNorm += norm(i)
+		}
+		stepNorm /= float64(tr.n)
+	} else {
+		for _, i := range b.batch {
+			stepNorm += norm(i)
+		}
+		stepNorm /= float64(len(b.batch))
+	}
+	// Scores already computed, by scale: the scale-down loop starts where the
+	// scale-up loop stopped and often revisits 1.
+	var memo [12]struct{ scale, score float64 }
+	nMemo := 0
+	jac := tr.jacMean(b.batch, sumW)
+	score := func(s float64) float64 {
+		for _, e := range memo[:nMemo] {
+			if e.scale == s {
+				return e.score
+			}
+		}
+		v := b.batchScore(s, sumW, jac)
+		if nMemo < len(memo) {
+			memo[nMemo] = struct{ scale, score float64 }{s, v}
+			nMemo++
+		}
+		return v
+	}
+	scale = 1
+	for {
+		v := score(scale)
+		if !finite(v) || v > init || scale > 256 {
+			break
+		}
+		scale *= 2
+	}
+	for {
+		if scale*stepNorm < cfg.Tol {
+			break
+		}
+		if v := score(scale); finite(v) && v < init {
+			break
+		}
+		scale /= 2
+	}
+	return scale, stepNorm
+}

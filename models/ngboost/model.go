@@ -1,0 +1,165 @@
+package ngboost
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sqpredict/sqpredict/models/gbm"
+)
+
+// Model is a fitted NGBoost model: the initial parameters and, per parameter, the
+// trees of every kept iteration, already multiplied by -learning_rate·scale, so that
+//
+//	loc(x)       = init[0] + Σ trees[0](x)
+//	log scale(x) = init[1] + Σ trees[1](x).
+//
+// A *Model is immutable and safe for concurrent use.
+type Model struct {
+	family       Family
+	init         [2]float64
+	trees        [2][]*gbm.Tree
+	ens          [2]*gbm.Model // the same trees, for batch prediction and the artifact
+	featureNames []string
+	nFeatures    int
+	info         FitInfo
+}
+
+// FitInfo records how a model was fitted.
+type FitInfo struct {
+	// Config is the configuration with defaults filled in (without Progress and
+	// FeatureNames).
+	Config Config
+	// Scalings are the line-search scales of the kept iterations.
+	Scalings []float64
+	// TrainScore is the mean training score before each iteration that ran.
+	TrainScore []float64
+	// ValScore is the mean validation score after each iteration that ran; nil without
+	// a validation set.
+	ValScore []float64
+	// BestIteration is the 0-based iteration with the lowest validation score, -1
+	// without a validation set.
+	BestIteration int
+	// Refit reports that the model was fitted again on all rows after early stopping.
+	Refit bool
+}
+
+// assemble builds the gbm models of the trees and fills in the feature names.
+func (m *Model) assemble() error {
+	if m.featureNames == nil {
+		m.featureNames = make([]string, m.nFeatures)
+		for i := range m.featureNames {
+			m.featureNames[i] = fmt.Sprintf("Column_%d", i)
+		}
+	}
+	for k := range 2 {
+		e, err := gbm.NewModel(m.trees[k], m.featureNames, "regression")
+		if err != nil {
+			return fmt.Errorf("ngboost: assembling the trees of parameter %d: %w", k, err)
+		}
+		m.ens[k] = e
+	}
+	return nil
+}
+
+// Family returns the distribution family of the predictions.
+func (m *Model) Family() Family { return m.family }
+
+// NFeatures returns the number of input columns.
+func (m *Model) NFeatures() int { return m.nFeatures }
+
+// FeatureNames returns the names of the input columns.
+func (m *Model) FeatureNames() []string { return slices.Clone(m.featureNames) }
+
+// NIterations returns the number of boosting iterations the model kept.
+func (m *Model) NIterations() int { return len(m.trees[0]) }
+
+// InitParams returns the initial parameters (loc, log scale), fitted to the marginal.
+func (m *Model) InitParams() [2]float64 { return m.init }
+
+// Info returns how the model was fitted.
+func (m *Model) Info() FitInfo {
+	i := m.info
+	i.Scalings = slices.Clone(i.Scalings)
+	i.TrainScore = slices.Clone(i.TrainScore)
+	i.ValScore = slices.Clone(i.ValScore)
+	return i
+}
+
+// PredictParams writes the boosted parameters (loc, log scale) of every row of x into
+// dst, row-major (dst[2i] = loc, dst[2i+1] = log scale of row i), and returns it. A nil
+// dst is allocated; a dst of the wrong length, or x with the wrong number of columns,
+// panics.
+func (m *Model) PredictParams(dst []float64, x mat.Matrix) []float64 {
+	r, c := x.Dims()
+	if c != m.nFeatures {
+		panic(errFeatureCount)
+	}
+	if dst == nil {
+		dst = make([]float64, 2*r)
+	}
+	if len(dst) != 2*r {
+		panic(errDstLength)
+	}
+	if r == 0 {
+		return dst
+	}
+	buf := make([]float64, r)
+	for k := range 2 {
+		m.ens[k].PredictRaw(buf, x)
+		for i, v := range buf {
+			dst[2*i+k] = m.init[k] + v
+		}
+	}
+	return dst
+}
+
+// Predict writes the mean and the standard deviation of the predicted distribution of
+// Y for every row of x into dst, row-major (dst[2i] = mean, dst[2i+1] = standard
+// deviation of row i), in the units of the target, for both families. A nil dst is
+// allocated; a dst of the wrong length, or x with the wrong number of columns, panics.
+func (m *Model) Predict(dst []float64, x mat.Matrix) []float64 {
+	dst = m.PredictParams(dst, x)
+	for i := 0; i < len(dst); i += 2 {
+		d := distOf(m.family, [2]float64{dst[i], dst[i+1]})
+		dst[i], dst[i+1] = d.Mean(), d.StdDev()
+	}
+	return dst
+}
+
+// PredictDist returns the predicted distribution of every row of x. It panics if x
+// has the wrong number of columns.
+func (m *Model) PredictDist(x mat.Matrix) []Dist {
+	p := m.PredictParams(nil, x)
+	out := make([]Dist, len(p)/2)
+	for i := range out {
+		out[i] = distOf(m.family, [2]float64{p[2*i], p[2*i+1]})
+	}
+	return out
+}
+
+// PredictRow returns the predicted distribution of one row of raw feature values (NaN
+// = missing), without allocating. It panics if row has the wrong length.
+func (m *Model) PredictRow(row []float64) Dist {
+	if len(row) != m.nFeatures {
+		panic(errFeatureCount)
+	}
+	p := m.init
+	for k := range 2 {
+		for _, t := range m.trees[k] {
+			p[k] += t.Predict(row)
+		}
+	}
+	return distOf(m.family, p)
+}
+
+// Panic messages for misuse by the caller.
+const (
+	errDstLength    = "ngboost: dst length mismatch"
+	errFeatureCount = "ngboost: feature count mismatch"
+)
+
+// finite reports whether v is neither NaN nor infinite.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
