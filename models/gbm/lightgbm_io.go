@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -185,6 +187,8 @@ func (p *lgParser) parse() (*Model, error) {
 			inParams = false
 		case inParams && strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]"):
 			m.params = append(m.params, s)
+		case strings.HasPrefix(s, "pandas_categorical:"):
+			m.pandasCategorical = s
 		}
 	}
 	if err := p.sc.Err(); err != nil {
@@ -416,4 +420,214 @@ func intField(f map[string]string, key string, required bool) ([]int, error) {
 		out[i] = int(n)
 	}
 	return out, nil
+}
+
+// WriteLightGBM writes m in LightGBM's text format, as LightGBM 4.x's
+// Booster.save_model does: the header (version, num_class, num_tree_per_iteration,
+// label_index, max_feature_idx, objective, feature_names, feature_infos, tree_sizes),
+// one Tree=K block per tree with every field LightGBM reads, "end of trees", the
+// feature importances (split counts) and the parameters. Numbers that decide
+// predictions (thresholds, leaf values) are written with 17 significant digits, so a
+// model read back predicts exactly the same values.
+func WriteLightGBM(w io.Writer, m *Model) error {
+	trees := make([][]byte, len(m.trees))
+	sizes := make([]string, len(m.trees))
+	for i, t := range m.trees {
+		trees[i] = appendTree(nil, i, t)
+		sizes[i] = strconv.Itoa(len(trees[i]))
+	}
+	var b bytes.Buffer
+	b.WriteString("tree\n")
+	b.WriteString("version=" + writeVersion + "\n")
+	k := strconv.Itoa(m.nClasses)
+	if m.obj.link == linkSoftmax || m.obj.text == "" {
+		b.WriteString("num_class=" + k + "\n")
+	} else {
+		b.WriteString("num_class=1\n")
+	}
+	b.WriteString("num_tree_per_iteration=" + k + "\n")
+	b.WriteString("label_index=0\n")
+	b.WriteString("max_feature_idx=" + strconv.Itoa(m.nFeatures-1) + "\n")
+	if m.obj.text != "" {
+		b.WriteString("objective=" + m.obj.text + "\n")
+	}
+	if m.averageOutput {
+		b.WriteString("average_output\n")
+	}
+	b.WriteString("feature_names=" + strings.Join(m.featureNames, " ") + "\n")
+	infos := m.featureInfos
+	if infos == nil {
+		// Unknown value ranges: "none" is what LightGBM writes for a feature it did
+		// not use, and it reads the field only to check its length.
+		infos = make([]string, m.nFeatures)
+		for i := range infos {
+			infos[i] = "none"
+		}
+	}
+	b.WriteString("feature_infos=" + strings.Join(infos, " ") + "\n")
+	b.WriteString("tree_sizes=" + strings.Join(sizes, " ") + "\n\n")
+	for _, t := range trees {
+		b.Write(t)
+	}
+	b.WriteString("end of trees\n\n")
+	b.WriteString("feature_importances:\n")
+	for _, fi := range m.splitCounts() {
+		b.WriteString(m.featureNames[fi.feature] + "=" + strconv.Itoa(fi.count) + "\n")
+	}
+	b.WriteString("\nparameters:\n")
+	params := m.params
+	if params == nil {
+		params = []string{"[boosting: gbdt]", "[objective: " + m.obj.name + "]"}
+	}
+	for _, p := range params {
+		b.WriteString(p + "\n")
+	}
+	b.WriteString("\nend of parameters\n")
+	if m.pandasCategorical != "" {
+		// The line LightGBM's Python package appends after the C++ model text.
+		b.WriteString("\n" + m.pandasCategorical + "\n")
+	}
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("gbm: writing model: %w", err)
+	}
+	return nil
+}
+
+// SaveLightGBMFile writes m with WriteLightGBM to path atomically: to a temporary file
+// in the same directory, synced, then renamed over path.
+func SaveLightGBMFile(path string, m *Model) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return fmt.Errorf("gbm: saving model: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriter(f)
+	if err := WriteLightGBM(bw, m); err != nil {
+		return errors.Join(err, f.Close())
+	}
+	if err := bw.Flush(); err != nil {
+		return errors.Join(fmt.Errorf("gbm: saving model %s: %w", path, err), f.Close())
+	}
+	if err := f.Sync(); err != nil {
+		return errors.Join(fmt.Errorf("gbm: saving model %s: %w", path, err), f.Close())
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("gbm: saving model %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("gbm: saving model: %w", err)
+	}
+	return nil
+}
+
+// appendTree appends the Tree=i block of t, as LightGBM's Tree::ToString plus the
+// block's header and trailing blank line. Split gains and internal values and weights
+// are written with 6 significant digits like LightGBM's; they do not affect prediction.
+func appendTree(b []byte, i int, t *Tree) []byte {
+	s := t.spec()
+	nCat := 0
+	if len(s.catBoundaries) > 0 {
+		nCat = len(s.catBoundaries) - 1
+	}
+	nInternal := s.numLeaves - 1
+	// Statistics a model assembled by NewModel may lack are written as zeros, which
+	// is what LightGBM's loader assumes for an absent field.
+	zf := func(v []float64, n int) []float64 {
+		if v == nil {
+			return make([]float64, n)
+		}
+		return v
+	}
+	zi := func(v []int, n int) []int {
+		if v == nil {
+			return make([]int, n)
+		}
+		return v
+	}
+	b = append(b, "Tree="+strconv.Itoa(i)+"\n"...)
+	b = append(b, "num_leaves="+strconv.Itoa(s.numLeaves)+"\n"...)
+	b = append(b, "num_cat="+strconv.Itoa(nCat)+"\n"...)
+	b = appendInts(b, "split_feature", s.splitFeature)
+	b = appendFloats(b, "split_gain", zf(s.splitGain, nInternal), 6)
+	b = appendFloats(b, "threshold", s.threshold, 17)
+	b = appendInts(b, "decision_type", s.decisionType)
+	b = appendInts(b, "left_child", s.leftChild)
+	b = appendInts(b, "right_child", s.rightChild)
+	b = appendFloats(b, "leaf_value", s.leafValue, 17)
+	b = appendFloats(b, "leaf_weight", zf(s.leafWeight, s.numLeaves), 17)
+	b = appendInts(b, "leaf_count", zi(s.leafCount, s.numLeaves))
+	b = appendFloats(b, "internal_value", zf(s.internalValue, nInternal), 6)
+	b = appendFloats(b, "internal_weight", zf(s.internalWeight, nInternal), 6)
+	b = appendInts(b, "internal_count", zi(s.internalCount, nInternal))
+	if nCat > 0 {
+		b = appendInts(b, "cat_boundaries", s.catBoundaries)
+		b = append(b, "cat_threshold="...)
+		for j, v := range s.catThreshold {
+			if j > 0 {
+				b = append(b, ' ')
+			}
+			b = strconv.AppendUint(b, uint64(v), 10)
+		}
+		b = append(b, '\n')
+	}
+	b = append(b, "is_linear=0\n"...)
+	shrinkage := s.shrinkage
+	if shrinkage == 0 {
+		shrinkage = 1
+	}
+	b = append(b, "shrinkage="...)
+	b = strconv.AppendFloat(b, shrinkage, 'g', 6, 64)
+	return append(b, "\n\n\n"...)
+}
+
+func appendInts(b []byte, key string, v []int) []byte {
+	b = append(b, key+"="...)
+	for j, x := range v {
+		if j > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, int64(x), 10)
+	}
+	return append(b, '\n')
+}
+
+func appendFloats(b []byte, key string, v []float64, digits int) []byte {
+	b = append(b, key+"="...)
+	for j, x := range v {
+		if j > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendFloat(b, x, 'g', digits, 64)
+	}
+	return append(b, '\n')
+}
+
+// featureCount is a feature's number of splits.
+type featureCount struct{ feature, count int }
+
+// splitCounts returns the features used by splits with their number of splits, most
+// used first and in feature order among equals, as LightGBM's feature_importances.
+func (m *Model) splitCounts() []featureCount {
+	counts := make([]int, m.nFeatures)
+	for _, t := range m.trees {
+		for j := range t.nodes {
+			counts[t.nodes[j].feature]++
+		}
+	}
+	var out []featureCount
+	for f, c := range counts {
+		if c > 0 {
+			out = append(out, featureCount{f, c})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b featureCount) int { return b.count - a.count })
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -438,4 +439,190 @@ func FuzzReadLightGBM(f *testing.F) {
 		}
 		m.PredictLeaf(nil, x)
 	})
+}
+
+func TestWriteLightGBMReproducesLightGBMFiles(t *testing.T) {
+	t.Parallel()
+	// Reading a model LightGBM wrote and writing it back gives LightGBM's file byte for
+	// byte: every header line, every tree field, tree_sizes, feature importances and
+	// parameters.
+	for _, name := range []string{
+		"genlin_fmtp_gamma_AvgClaimAmount.model",
+		"genlin_fmtp_poisson_Frequency.model",
+		"genlin_fmtp_tweedie_PurePremium.model",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			want, err := os.ReadFile(filepath.Join("testdata", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := ReadLightGBM(bytes.NewReader(want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := WriteLightGBM(&got, m); err != nil {
+				t.Fatal(err)
+			}
+			gl, wl := strings.Split(got.String(), "\n"), strings.Split(string(want), "\n")
+			for i := range min(len(gl), len(wl)) {
+				if gl[i] != wl[i] {
+					t.Fatalf("line %d = %.80q, LightGBM wrote %.80q", i+1, gl[i], wl[i])
+				}
+			}
+			if len(gl) != len(wl) {
+				t.Fatalf("%d lines, LightGBM wrote %d", len(gl), len(wl))
+			}
+		})
+	}
+}
+
+// blockKeys returns the keys of the key=value lines of text from the line equal to
+// from up to (not including) the first line equal to until.
+func blockKeys(text, from, until string) []string {
+	var keys []string
+	in := false
+	for _, line := range strings.Split(text, "\n") {
+		if line == from {
+			in = true
+		}
+		if in && line == until {
+			break
+		}
+		if k, _, ok := strings.Cut(line, "="); in && ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+func TestWriteLightGBMRoundTrip(t *testing.T) {
+	t.Parallel()
+	x, y := friedman(300, 1, 12)
+	xn := mat.DenseCopyOf(x)
+	for i := 0; i < 300; i += 7 {
+		xn.Set(i, 2, math.NaN())
+	}
+	yb := make([]float64, len(y))
+	for i := range y {
+		if y[i] > 14 {
+			yb[i] = 1
+		}
+	}
+	ref, err := os.ReadFile("testdata/genlin_fmtp_gamma_AvgClaimAmount.model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refHeader := blockKeys(string(ref), "tree", "")
+	refTree := blockKeys(string(ref), "Tree=0", "")
+	refTree = slices.DeleteFunc(refTree, func(k string) bool { return k == "Tree" || k == "cat_boundaries" || k == "cat_threshold" })
+	hand, err := LoadLightGBMFile("testdata/hand_multiclass_v4.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit := func(cfg Config, x mat.Matrix, y []float64) *Model {
+		m, err := Fit(x, y, nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		m    *Model
+		x    mat.Matrix
+	}{
+		{"regression", fit(Config{NumIterations: 20, FeatureNames: []string{"a", "b", "c", "d", "e", "f"}}, x, y), x},
+		{"regression with NaN", fit(Config{NumIterations: 20}, xn, y), xn},
+		{"binary", fit(Config{Objective: ObjectiveBinary, NumIterations: 20}, x, yb), x},
+		{"custom", fit(Config{NumIterations: 5, Gradient: func(g, h, s, y, w []float64) {
+			for i := range g {
+				g[i], h[i] = s[i]-y[i], 1
+			}
+		}}, x, y), x},
+		{"multiclass by hand", hand, mat.NewDense(2, 2, []float64{1, 1, 9, math.NaN()})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var first, second bytes.Buffer
+			if err := WriteLightGBM(&first, tc.m); err != nil {
+				t.Fatal(err)
+			}
+			back, err := ReadLightGBM(bytes.NewReader(first.Bytes()))
+			if err != nil {
+				t.Fatalf("reading what WriteLightGBM wrote: %v\n%s", err, first.String())
+			}
+			if !slices.Equal(back.FeatureNames(), tc.m.FeatureNames()) || back.Objective() != tc.m.Objective() ||
+				back.NTrees() != tc.m.NTrees() || back.NClasses() != tc.m.NClasses() {
+				t.Errorf("read back: names %v objective %q trees %d classes %d, want %v %q %d %d",
+					back.FeatureNames(), back.Objective(), back.NTrees(), back.NClasses(),
+					tc.m.FeatureNames(), tc.m.Objective(), tc.m.NTrees(), tc.m.NClasses())
+			}
+			if a, b := tc.m.Predict(nil, tc.x), back.Predict(nil, tc.x); !slices.Equal(a, b) {
+				t.Errorf("predictions differ after the round trip")
+			}
+			if a, b := tc.m.PredictLeaf(nil, tc.x), back.PredictLeaf(nil, tc.x); !slices.Equal(a, b) {
+				t.Errorf("leaf indices differ after the round trip")
+			}
+			if err := WriteLightGBM(&second, back); err != nil {
+				t.Fatal(err)
+			}
+			if first.String() != second.String() {
+				t.Errorf("writing the model read back changed the text")
+			}
+			text := first.String()
+			// The fields LightGBM writes, in its order (taken from its own file).
+			hdr := slices.DeleteFunc(blockKeys(text, "tree", ""), func(k string) bool { return k == "objective" })
+			wantHdr := slices.DeleteFunc(slices.Clone(refHeader), func(k string) bool { return k == "objective" })
+			if !slices.Equal(hdr, wantHdr) {
+				t.Errorf("header keys %v, LightGBM writes %v", hdr, wantHdr)
+			}
+			for i := range back.NTrees() {
+				keys := slices.DeleteFunc(blockKeys(text, "Tree="+strconv.Itoa(i), ""),
+					func(k string) bool { return k == "Tree" || k == "cat_boundaries" || k == "cat_threshold" })
+				if !slices.Equal(keys, refTree) {
+					t.Fatalf("tree %d keys %v, LightGBM writes %v", i, keys, refTree)
+				}
+			}
+			// tree_sizes gives each Tree=K block's length in bytes, which LightGBM
+			// uses to find the blocks.
+			sizesLine := text[strings.Index(text, "tree_sizes=")+len("tree_sizes="):]
+			sizesLine = sizesLine[:strings.IndexByte(sizesLine, '\n')]
+			pos := strings.Index(text, "Tree=0\n")
+			for i, s := range strings.Fields(sizesLine) {
+				n, _ := strconv.Atoi(s)
+				if !strings.HasPrefix(text[pos:], "Tree="+strconv.Itoa(i)+"\n") {
+					t.Fatalf("tree_sizes: block %d does not start at byte %d", i, pos)
+				}
+				pos += n
+			}
+			if !strings.HasPrefix(text[pos:], "end of trees\n") {
+				t.Errorf("tree_sizes do not add up to the start of \"end of trees\"")
+			}
+		})
+	}
+}
+
+func TestSaveLightGBMFile(t *testing.T) {
+	t.Parallel()
+	m, err := LoadLightGBMFile("testdata/model_simple.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "model.txt")
+	if err := SaveLightGBMFile(path, m); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadLightGBMFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := mat.NewDense(1, 2, []float64{10, 100})
+	if a, b := m.Predict(nil, x)[0], back.Predict(nil, x)[0]; a != b {
+		t.Errorf("saved model predicts %v, original %v", b, a)
+	}
+	if err := SaveLightGBMFile(filepath.Join(t.TempDir(), "missing", "model.txt"), m); err == nil {
+		t.Error("SaveLightGBMFile into a missing directory succeeded")
+	}
 }

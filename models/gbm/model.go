@@ -28,6 +28,9 @@ type Model struct {
 	averageOutput bool // random-forest models: the raw score is the mean, not the sum
 	// params are the "[key: value]" lines of the parameters section, kept for the writer.
 	params []string
+	// pandasCategorical is the "pandas_categorical:..." line the Python package adds
+	// to files it saves, kept for the writer; "" when absent.
+	pandasCategorical string
 }
 
 // NewModel assembles trees into a model. The trees must already be scaled by their
