@@ -23,8 +23,10 @@ type Config struct {
 	// later.
 	Days float64
 	// ChangesPerHour is the mean rate of first submissions per hour over a whole week
-	// (nights and weekends included). Resubmissions of rejected revisions come on top.
-	// 0 means the profile's default (Params.ChangesPerHour).
+	// (nights and weekends included). Resubmissions of rejected revisions come on top
+	// (about 15-20% more changes). 0 means the profile's default (Params.ChangesPerHour).
+	// The queue has a finite capacity: well above twice the default rate it falls behind
+	// during working hours, and the pending changes and the pairs table grow quickly.
 	ChangesPerHour float64
 	// FlakyRate is the probability that a build fails for a reason that has nothing to do
 	// with the change (status infra_failed), in which case the change is built again.
@@ -49,6 +51,7 @@ type Config struct {
 // Params are the fixed parameters of a profile: the size of the world and the ground
 // truth models. They are exported so that tests and evaluations can recompute the truth.
 type Params struct {
+	// Name is the profile name.
 	Name string
 	// World size.
 	Targets    int // build targets in the graph
@@ -61,11 +64,13 @@ type Params struct {
 	// BinaryRate is the probability that a change adds binaries (assets).
 	BinaryRate float64
 
-	// Defaults of Config.
+	// Defaults of Config: the queue keeps up with ChangesPerHour with Workers workers,
+	// deciding most changes within a few build times.
 	ChangesPerHour float64
 	FlakyRate      float64
 	Workers        int
 
+	// The ground truth.
 	Success  SuccessModel
 	Conflict ConflictModel
 	Duration DurationModel

@@ -33,10 +33,15 @@ const (
 
 // World is a generated history together with the hidden truth behind it.
 type World struct {
-	History    *datasets.History
-	Developers []Developer // indexed as the author names dev0000, dev0001, ...
+	// History holds the changes, builds and pairs tables, in submission, start and
+	// (behind, ahead) queue order.
+	History *datasets.History
+	// Developers are the authors with their hidden skill, indexed as their names
+	// dev0000, dev0001, ... are numbered.
+	Developers []Developer
 	// Config is the configuration used, with every default filled in.
 	Config Config
+	// Params are the profile's parameters, truth models included.
 	Params Params
 }
 

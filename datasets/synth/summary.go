@@ -6,13 +6,14 @@ import (
 
 // Summary counts what a history holds.
 type Summary struct {
+	// Changes counts all changes, Landed and Rejected those with each outcome.
 	Changes, Landed, Rejected int
 	// Resubmissions counts changes with revision_submissions > 1.
 	Resubmissions int
 	// Builds counts builds by status, indexed by datasets.Status.
-	Builds     [datasets.StatusAborted + 1]int
-	Pairs      int
-	Conflicted int // pairs with conflicted = true
+	Builds [datasets.StatusAborted + 1]int
+	// Pairs counts the pairs table and Conflicted its rows with conflicted = true.
+	Pairs, Conflicted int
 }
 
 // Summarize counts the rows of h.
