@@ -133,14 +133,7 @@ func (m *Model) PredictRaw(dst []float64, x mat.Matrix) []float64 {
 	} else if len(dst) != r {
 		panic("logistic: dst length mismatch")
 	}
-	var raw dense
-	if rm, ok := x.(mat.RawMatrixer); ok {
-		g := rm.RawMatrix()
-		raw = dense{rows: g.Rows, cols: g.Cols, stride: g.Stride, data: g.Data}
-	} else {
-		raw = rowMajor(x)
-	}
-	m.parallel(dst, raw, false)
+	m.parallel(dst, asDense(x), false)
 	return dst
 }
 
@@ -156,15 +149,19 @@ func (m *Model) Predict(dst []float64, x mat.Matrix) []float64 {
 	} else if len(dst) != r {
 		panic("logistic: dst length mismatch")
 	}
-	var raw dense
-	if rm, ok := x.(mat.RawMatrixer); ok {
-		g := rm.RawMatrix()
-		raw = dense{rows: g.Rows, cols: g.Cols, stride: g.Stride, data: g.Data}
-	} else {
-		raw = rowMajor(x)
-	}
-	m.parallel(dst, raw, true)
+	m.parallel(dst, asDense(x), true)
 	return dst
+}
+
+// asDense returns a row-major view of x, copying only matrices that have none. A
+// *mat.Dense is checked first: a concrete type assertion is cheaper than the interface
+// one, which matters for single-row calls.
+func asDense(x mat.Matrix) dense {
+	if d, ok := x.(*mat.Dense); ok {
+		g := d.RawMatrix()
+		return dense{rows: g.Rows, cols: g.Cols, stride: g.Stride, data: g.Data}
+	}
+	return rowMajor(x)
 }
 
 // parallel predicts rows of x into dst, splitting large batches over GOMAXPROCS workers
