@@ -44,8 +44,9 @@
 //	n_iterations    number of boosting iterations kept
 //	scalings        the line-search scale of each kept iteration
 //	config          the hyper-parameters, under the reference's names
-//	training        best_iteration (-1 without validation), refit, final train_score,
-//	                best val_score (null without validation)
+//	training        best_iteration (0-based, -1 without validation), refit, and per
+//	                iteration run train_score (before the step) and val_score (after
+//	                it; absent without validation)
 //	params          two objects {"name": "loc" | "log_scale", "lightgbm": text}: one
 //	                LightGBM text model (objective regression) per parameter, whose
 //	                trees are already multiplied by -learning_rate·scaling, so that

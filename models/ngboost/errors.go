@@ -11,4 +11,6 @@ var (
 	ErrInvalidData = errors.New("invalid data")
 	// ErrFormat is an artifact that does not parse or is inconsistent.
 	ErrFormat = errors.New("invalid model artifact")
+	// ErrUnsupportedVersion is an artifact whose format_version this build does not read.
+	ErrUnsupportedVersion = errors.New("unsupported artifact format version")
 )
