@@ -2,23 +2,86 @@
 // leaf-wise trainer in the manner of LightGBM, a reader and writer for LightGBM's text
 // model format, and a batch predictor over flat node arrays.
 //
-// The trees follow Ke et al., "LightGBM: A Highly Efficient Gradient Boosting Decision
-// Tree" (NeurIPS 2017, https://papers.nips.cc/paper/6907) and LightGBM's own
-// conventions (https://lightgbm.readthedocs.io/en/latest/Parameters.html): a tree is
-// fitted to the gradients g and hessians h of the loss at the current raw scores, a
-// split maximises G_L²/(H_L+λ) + G_R²/(H_R+λ) - G²/(H+λ), and a leaf's value is the
-// Newton step -G/(H+λ) times the learning rate.
+// The method is Ke et al., "LightGBM: A Highly Efficient Gradient Boosting Decision
+// Tree" (NeurIPS 2017, https://papers.nips.cc/paper/6907), with LightGBM's parameter
+// names and defaults (https://lightgbm.readthedocs.io/en/latest/Parameters.html). Each
+// round fits a tree to the gradients g and hessians h of the loss at the current raw
+// scores: a split maximises G_L²/(H_L+λ) + G_R²/(H_R+λ) - G²/(H+λ), a leaf's value is
+// the Newton step -G/(H+λ), and the tree is added scaled by the learning rate.
+//
+// # Objectives
+//
+// Fit trains "regression" (squared error, identity link: the prediction is the raw
+// score) and "binary" (log loss on labels 0/1, sigmoid link: the prediction is
+// P(y=1) = 1/(1+exp(-raw))), or any loss given as a gradient/hessian callback (the
+// prediction is then the raw score). The initial score is LightGBM's boost_from_average
+// (the weighted mean, or its log-odds), folded into the first tree.
+//
+// Models read from LightGBM files may also use regression_l1, huber, fair, quantile and
+// mape (identity; "sqrt" squares the output), cross_entropy (sigmoid), poisson, gamma and
+// tweedie (log link: exp of the raw score) and multiclass (softmax over num_class raw
+// scores, trees interleaved by class).
 //
 // # Engine
 //
 // NewDataset quantises a feature matrix into at most 255 quantile bins per feature
 // (NaN, the missing value, has a bin of its own); GrowTree fits one tree to gradients
-// and hessians on it; NewModel assembles trees into a Model. models/ngboost builds on
-// these three.
+// and hessians on it; NewModel assembles trees into a Model. Fit is built from these
+// three, and so is models/ngboost.
 //
 // # Conventions
 //
 // Inputs are dense float64 matrices (gonum mat.Matrix) with NaN for missing values.
 // Predictions are written into a slice named dst: nil means allocate, a wrong length
-// panics. Multiclass outputs are row-major, NClasses values per row.
+// panics, as does a matrix without NFeatures columns. Multiclass outputs are row-major,
+// NClasses values per row. A numerical split sends x left when x <= threshold, as
+// LightGBM does. Missing values follow each split's learned default direction.
+//
+// # Artifact format
+//
+// Models are stored in LightGBM's text format (Booster.save_model), which LightGBM and
+// its Python package load. ReadLightGBM accepts version=v2, v3 and v4; WriteLightGBM
+// writes version=v3, the version of the LightGBM 4.x reference files in testdata/. A
+// file is:
+//
+//	tree
+//	version=v3
+//	num_class=1                    (K for multiclass)
+//	num_tree_per_iteration=1       (K for multiclass)
+//	label_index=0
+//	max_feature_idx=N-1
+//	objective=binary sigmoid:1     (absent for a custom objective)
+//	feature_names=a b c
+//	feature_infos=[0:1] none ...   ([min:max], category lists, or none)
+//	tree_sizes=S0 S1 ...           (byte length of each Tree=K block)
+//
+//	Tree=0
+//	num_leaves=L
+//	num_cat=C
+//	split_feature=...              (L-1 values, one per internal node)
+//	split_gain=...
+//	threshold=...                  (x <= threshold goes left; bitset index if categorical)
+//	decision_type=...              (bit 0 categorical, bit 1 default left,
+//	                                bits 2-3 missing type: 0 None, 1 Zero, 2 NaN)
+//	left_child=... right_child=... (node index >= 0, or ^leaf < 0)
+//	leaf_value=...                 (L values, learning rate included)
+//	leaf_weight=... leaf_count=... internal_value=... internal_weight=... internal_count=...
+//	cat_boundaries=... cat_threshold=...   (only when C > 0: C bitsets of uint32 words)
+//	is_linear=0
+//	shrinkage=0.1
+//
+//	Tree=1
+//	...
+//	end of trees
+//
+//	feature_importances:
+//	a=12
+//	...
+//
+//	parameters:
+//	[num_leaves: 31]
+//	...
+//	end of parameters
+//
+// Linear trees (is_linear=1) are rejected with ErrUnsupportedFeature.
 package gbm

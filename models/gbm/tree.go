@@ -101,6 +101,9 @@ func (t *Tree) leaf(row []float64) uint32 {
 	if len(t.nodes) == 0 {
 		return 0
 	}
+	if t.catBoundaries == nil {
+		return t.numericalLeaf(row)
+	}
 	i := uint32(0)
 	for {
 		n := &t.nodes[i]
@@ -111,6 +114,26 @@ func (t *Tree) leaf(row []float64) uint32 {
 			left = numericalLeft(n, row[n.feature])
 		}
 		if left {
+			if n.flags&flagLeafLeft != 0 {
+				return n.left
+			}
+			i = n.left
+		} else {
+			if n.flags&flagLeafRight != 0 {
+				return n.right
+			}
+			i = n.right
+		}
+	}
+}
+
+// numericalLeaf is leaf for trees without categorical splits, the common case, which
+// saves testing every node's categorical flag.
+func (t *Tree) numericalLeaf(row []float64) uint32 {
+	i := uint32(0)
+	for {
+		n := &t.nodes[i]
+		if numericalLeft(n, row[n.feature]) {
 			if n.flags&flagLeafLeft != 0 {
 				return n.left
 			}
