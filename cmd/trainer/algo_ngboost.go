@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sqpredict/sqpredict/eval"
+	"github.com/sqpredict/sqpredict/models/ngboost"
+)
+
+func init() {
+	registerFitter(fitter{
+		name:    "ngboost",
+		summary: "NGBoost probabilistic regression (predicts mu and sigma of the target); Normal or LogNormal",
+		params: []param{
+			{key: "dist", help: "normal or lognormal (default normal)"},
+			{key: "score", help: "scoring rule: nll or crps (default nll)"},
+			{key: "n_estimators", help: "boosting iterations (default 500)"},
+			{key: "learning_rate", help: "step multiplier (default 0.01)"},
+			{key: "minibatch_frac", help: "fraction of rows per iteration, in (0, 1] (default 1)"},
+			{key: "col_sample", help: "fraction of features per iteration, in (0, 1] (default 1)"},
+			{key: "natural_gradient", help: "true: natural gradient; false: ordinary gradient (default true)"},
+			{key: "max_depth", help: "depth of the base trees (default 3)"},
+			{key: "max_bin", help: "histogram bins per feature (default 255)"},
+			{key: "tol", help: "stop when the mean step norm falls below it (default 1e-4)"},
+			{key: "random_state", help: "seed of the subsampling (default 0)"},
+			{key: "early_stopping_rounds", help: "stop this many iterations after the best validation score; 0 = never (default 0)"},
+			{key: "validation_fraction", help: "with early stopping: the last fraction of the training rows held out (default 0.1)"},
+			{key: "refit", help: "with early stopping: fit again on all rows with the best number of iterations (default false)"},
+		},
+		fit: fitNGBoost,
+	})
+	registerLoader(loader{
+		name:   "ngboost",
+		detect: func(_ []byte, kind string) bool { return kind == ngboost.Kind },
+		load: func(data []byte) (predictor, error) {
+			m, err := ngboost.ReadJSON(bytes.NewReader(data))
+			if err != nil {
+				return nil, err
+			}
+			return ngboostModel{m}, nil
+		},
+	})
+}
+
+// ngboostProgressEvery is how often, in iterations, fit logs the scores.
+const ngboostProgressEvery = 100
+
+func fitNGBoost(ctx context.Context, in *fitInput) (fitted, error) {
+	var cfg ngboost.Config
+	var err error
+	usage := func(key string, err error) error { return fmt.Errorf("%w: --param %s: %w", errUsage, key, err) }
+	if cfg.Dist, err = ngboost.ParseFamily(in.params.str("dist", "normal")); err != nil {
+		return nil, usage("dist", err)
+	}
+	if cfg.Score, err = ngboost.ParseScoreRule(in.params.str("score", "nll")); err != nil {
+		return nil, usage("score", err)
+	}
+	ints := []struct {
+		key string
+		dst *int
+	}{
+		{"n_estimators", &cfg.NEstimators}, {"max_depth", &cfg.MaxDepth}, {"max_bin", &cfg.MaxBin},
+		{"early_stopping_rounds", &cfg.EarlyStoppingRounds},
+	}
+	for _, p := range ints {
+		if *p.dst, err = in.params.int(p.key, 0); err != nil {
+			return nil, err
+		}
+	}
+	floats := []struct {
+		key string
+		dst *float64
+	}{
+		{"learning_rate", &cfg.LearningRate}, {"minibatch_frac", &cfg.MinibatchFrac},
+		{"col_sample", &cfg.ColSample}, {"tol", &cfg.Tol}, {"validation_fraction", &cfg.ValidationFraction},
+	}
+	for _, p := range floats {
+		if *p.dst, err = in.params.float(p.key, 0); err != nil {
+			return nil, err
+		}
+		if _, given := in.params[p.key]; given && !(*p.dst > 0) {
+			return nil, fmt.Errorf("%w: --param %s=%v: want > 0", errUsage, p.key, *p.dst)
+		}
+	}
+	for _, key := range []string{"n_estimators", "max_depth", "max_bin"} {
+		if v, _ := in.params.int(key, 1); v <= 0 {
+			return nil, fmt.Errorf("%w: --param %s=%d: want > 0", errUsage, key, v)
+		}
+	}
+	natural, err := in.params.bool("natural_gradient", true)
+	if err != nil {
+		return nil, err
+	}
+	cfg.OrdinaryGradient = !natural
+	if cfg.Refit, err = in.params.bool("refit", false); err != nil {
+		return nil, err
+	}
+	seed, err := in.params.int("random_state", 0)
+	if err != nil {
+		return nil, err
+	}
+	if seed < 0 {
+		return nil, fmt.Errorf("%w: --param random_state=%d: want >= 0", errUsage, seed)
+	}
+	cfg.RandomState = uint64(seed)
+	cfg.FeatureNames = in.features
+	cfg.Progress = func(iter int, train, val float64) {
+		if (iter+1)%ngboostProgressEvery != 0 {
+			return
+		}
+		if math.IsNaN(val) {
+			fmt.Fprintf(in.log, "ngboost: iteration %d: train score %.6g\n", iter+1, train)
+		} else {
+			fmt.Fprintf(in.log, "ngboost: iteration %d: train score %.6g, validation score %.6g\n", iter+1, train, val)
+		}
+	}
+	m, err := ngboost.Fit(ctx, in.x, in.y, nil, cfg)
+	if errors.Is(err, ngboost.ErrInvalidConfig) {
+		return nil, fmt.Errorf("%w: --param: %w", errUsage, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ngboostModel{m}, nil
+}
+
+// ngboostModel adapts *ngboost.Model to fitted and predictor.
+type ngboostModel struct{ m *ngboost.Model }
+
+func (n ngboostModel) save(path string) error { return n.m.SaveFile(path) }
+
+func (n ngboostModel) summary(w io.Writer) error {
+	info := n.m.Info()
+	c := info.Config
+	fmt.Fprintf(w, "dist %s, score %s, learning_rate %g, max_depth %d, minibatch_frac %g, col_sample %g, natural_gradient %v\n",
+		n.m.Family(), c.Score, c.LearningRate, c.MaxDepth, c.MinibatchFrac, c.ColSample, !c.OrdinaryGradient)
+	fmt.Fprintf(w, "%d iterations kept", n.m.NIterations())
+	if info.BestIteration >= 0 {
+		fmt.Fprintf(w, " (best validation score %.6g at iteration %d of %d run)", info.ValScore[info.BestIteration], info.BestIteration+1, len(info.ValScore))
+	}
+	if info.Refit {
+		fmt.Fprint(w, ", refitted on all rows")
+	}
+	fmt.Fprintln(w)
+	if ts := info.TrainScore; len(ts) > 0 {
+		fmt.Fprintf(w, "train %s: %.6g at the marginal, %.6g before the last step\n", c.Score, ts[0], ts[len(ts)-1])
+	}
+	p := n.m.InitParams()
+	fmt.Fprintf(w, "initial parameters: loc %.6g, log scale %.6g\n", p[0], p[1])
+	return nil
+}
+
+func (n ngboostModel) validate(w io.Writer, x *mat.Dense, y []float64) error {
+	return writeDistributionMetrics(w, n.m, x, y)
+}
+
+// writeDistributionMetrics prints eval's predictive-distribution metrics of m on the
+// rows x, y to w.
+func writeDistributionMetrics(w io.Writer, m *ngboost.Model, x *mat.Dense, y []float64) error {
+	ds := m.PredictDist(x)
+	pred := eval.Predictive{Family: eval.FamilyNormal, Mu: make([]float64, len(ds)), Sigma: make([]float64, len(ds))}
+	if m.Family() == ngboost.LogNormal {
+		pred.Family = eval.FamilyLogNormal
+		for i, yi := range y {
+			if !(yi > 0) {
+				return fmt.Errorf("validation metrics: target of row %d is %v, outside the LogNormal support", i+1, yi)
+			}
+		}
+	}
+	for i, d := range ds {
+		pred.Mu[i], pred.Sigma[i] = d.Loc, d.Scale
+	}
+	r := eval.EvaluateDistribution(pred, y)
+	fmt.Fprintf(w, "  rows %d\n", r.Point.N)
+	fmt.Fprintf(w, "  nll        %.6g (nats per row)\n", r.NLL)
+	fmt.Fprintf(w, "  crps       %.6g\n", r.CRPS)
+	fmt.Fprintf(w, "  rmse       %.6g (of the predictive mean)\n", r.Point.RMSE)
+	fmt.Fprintf(w, "  mae        %.6g\n", r.Point.MAE)
+	fmt.Fprintf(w, "  mape       %.6g%% (%d rows with y != 0)\n", r.Point.MAPE, r.Point.MAPERows)
+	for k, level := range eval.CoverageLevels {
+		fmt.Fprintf(w, "  coverage   %.0f%% interval holds %.4f of the rows\n", 100*level, r.Coverage[k])
+	}
+	fmt.Fprint(w, "  pit        ")
+	for _, h := range r.PIT {
+		fmt.Fprintf(w, " %.3f", h)
+	}
+	fmt.Fprintf(w, " (%d bins; uniform = %.3f each)\n", eval.PITBins, 1/float64(eval.PITBins))
+	return nil
+}
+
+func (n ngboostModel) featureNames() []string { return n.m.FeatureNames() }
+
+// outputs are the mean and standard deviation of the target itself, for a LogNormal
+// too (not the parameters of log y).
+func (n ngboostModel) outputs() []string { return []string{"mu", "sigma"} }
+
+func (n ngboostModel) predict(x *mat.Dense) ([][]float64, error) {
+	p := n.m.Predict(nil, x)
+	r := len(p) / 2
+	mu, sigma := make([]float64, r), make([]float64, r)
+	for i := range r {
+		mu[i], sigma[i] = p[2*i], p[2*i+1]
+	}
+	return [][]float64{mu, sigma}, nil
+}

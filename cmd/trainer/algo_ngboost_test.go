@@ -1,0 +1,125 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/floats/scalar"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sqpredict/sqpredict/models/ngboost"
+)
+
+// writeBuildTimes writes a CSV of n synthetic builds: targets changed, lines added, a
+// category, and a LogNormal duration in seconds whose median and spread grow with the
+// targets.
+func writeBuildTimes(t *testing.T, name string, n int, seed uint64) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var b strings.Builder
+	b.WriteString("targets,lines,queue,duration_s\n")
+	queues := []string{"ios", "android", "go"}
+	for range n {
+		targets, lines := rng.IntN(60), rng.IntN(2000)
+		q := rng.IntN(3)
+		d := math.Exp(math.Log(200) + float64(targets)/40 + 0.2*float64(q) + (0.1+float64(targets)/300)*rng.NormFloat64())
+		fmt.Fprintf(&b, "%d,%d,%s,%.3f\n", targets, lines, queues[q], d)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestFitPredictNGBoost(t *testing.T) {
+	train := writeBuildTimes(t, "train.csv", 600, 1)
+	valid := writeBuildTimes(t, "valid.csv", 200, 2)
+	for _, dist := range []string{"normal", "lognormal"} {
+		t.Run(dist, func(t *testing.T) {
+			model := filepath.Join(t.TempDir(), "model.json")
+			out, stderr, err := runCmd(t, "fit", "--algo", "ngboost", "--train", train, "--target", "duration_s",
+				"--categorical", "queue", "--valid", valid, "--model", model,
+				"--param", "dist="+dist, "--param", "n_estimators=400", "--param", "learning_rate=0.05",
+				"--param", "validation_fraction=0.25", "--param", "early_stopping_rounds=20", "--param", "refit=true")
+			if err != nil {
+				t.Fatalf("fit: %v\n%s", err, stderr)
+			}
+			for _, want := range []string{"dist " + dist, "iterations kept", "refitted on all rows", "best validation score",
+				"nll", "crps", "mape", "coverage   80% interval", "pit"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("fit output lacks %q:\n%s", want, out)
+				}
+			}
+			m, err := ngboost.LoadFile(model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info := m.Info(); !info.Refit || info.BestIteration < 0 || m.NIterations() != info.BestIteration+1 {
+				t.Errorf("model: refit %v, best iteration %d, %d iterations; want a refit with best+1 iterations", info.Refit, info.BestIteration, m.NIterations())
+			}
+			if m.Family().String() != dist {
+				t.Errorf("model family %v, want %s", m.Family(), dist)
+			}
+
+			pred := filepath.Join(t.TempDir(), "pred.csv")
+			if _, _, err := runCmd(t, "predict", "--model", model, "--data", valid, "--out", pred); err != nil {
+				t.Fatal(err)
+			}
+			got := readFrame(t, pred)
+			mu, sigma := got.Columns[got.Index("mu")].Floats, got.Columns[got.Index("sigma")].Floats
+			// Reference: the model's own Predict on the validation rows, encoded by hand.
+			in := readFrame(t, valid)
+			names := m.FeatureNames()
+			x := mat.NewDense(in.NRows(), len(names), nil)
+			for j, name := range names {
+				for i := range in.NRows() {
+					if q, ok := strings.CutPrefix(name, "queue="); ok {
+						if in.Columns[in.Index("queue")].Strings[i] == q {
+							x.Set(i, j, 1)
+						}
+						continue
+					}
+					x.Set(i, j, in.Columns[in.Index(name)].Floats[i])
+				}
+			}
+			want := m.Predict(nil, x)
+			for i := range in.NRows() {
+				if !scalar.EqualWithinAbsOrRel(mu[i], want[2*i], predTol, predTol) || !scalar.EqualWithinAbsOrRel(sigma[i], want[2*i+1], predTol, predTol) {
+					t.Fatalf("row %d: predicted mu, sigma = %v, %v, want %v, %v", i, mu[i], sigma[i], want[2*i], want[2*i+1])
+				}
+				// mu and sigma are of the duration itself, in seconds.
+				if !(mu[i] > 100 && mu[i] < 5000 && sigma[i] > 0 && sigma[i] < mu[i]) {
+					t.Fatalf("row %d: mu %v, sigma %v are not build times in seconds", i, mu[i], sigma[i])
+				}
+			}
+		})
+	}
+}
+
+func TestFitNGBoostUsageErrors(t *testing.T) {
+	train := writeBuildTimes(t, "train.csv", 50, 1)
+	model := filepath.Join(t.TempDir(), "model.json")
+	for _, tc := range []struct{ param, want string }{
+		{"dist=gamma", "dist"},
+		{"score=mse", "score"},
+		{"learning_rate=-1", "learning_rate"},
+		{"minibatch_frac=1.5", "minibatch_frac"},
+		{"n_estimators=0", "n_estimators"},
+		{"natural_gradient=maybe", "natural_gradient"},
+		{"random_state=-3", "random_state"},
+		{"subsample=0.5", "subsample"},
+	} {
+		_, _, err := runCmd(t, "fit", "--algo", "ngboost", "--train", train, "--target", "duration_s",
+			"--categorical", "queue", "--model", model, "--param", tc.param)
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("fit --param %s = %v, want a usage error naming %q", tc.param, err, tc.want)
+		}
+	}
+}
