@@ -43,7 +43,7 @@ func init() {
 	})
 }
 
-func fitLogistic(_ context.Context, in *fitInput) (fitted, error) {
+func fitLogistic(ctx context.Context, in *fitInput) (fitted, error) {
 	var cfg logistic.Config
 	var err error
 	if cfg.C, err = in.params.float("C", 0); err != nil {
@@ -71,7 +71,7 @@ func fitLogistic(_ context.Context, in *fitInput) (fitted, error) {
 		return nil, fmt.Errorf("%w: --param C=%v: want > 0", errUsage, cfg.C)
 	}
 	cfg.FeatureNames = in.features
-	m, err := logistic.Fit(in.x, in.y, nil, cfg)
+	m, err := logistic.FitContext(ctx, in.x, in.y, nil, cfg)
 	if errors.Is(err, logistic.ErrInvalidConfig) {
 		return nil, fmt.Errorf("%w: --param: %w", errUsage, err)
 	}

@@ -1,6 +1,7 @@
 package logistic
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -18,6 +19,12 @@ import (
 // each class). It returns an error wrapping ErrInvalidConfig, ErrInvalidData or ErrNumeric;
 // reaching cfg.MaxIter is not an error (see Model.Converged).
 func Fit(x mat.Matrix, y, weights []float64, cfg Config) (*Model, error) {
+	return FitContext(context.Background(), x, y, weights, cfg)
+}
+
+// FitContext is Fit that stops early with ctx's error when ctx is done, checked before
+// every evaluation of the objective.
+func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Config) (*Model, error) {
 	n, d := x.Dims()
 	if err := cfg.validate(d); err != nil {
 		return nil, err
@@ -98,7 +105,7 @@ func Fit(x mat.Matrix, y, weights []float64, cfg Config) (*Model, error) {
 	var res solveResult
 	for {
 		ds := newDesign(raw, mean, scale, active, y, c)
-		res, err = solve(ds, theta, cfg)
+		res, err = solve(ctx, ds, theta, cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -356,11 +363,11 @@ type solveResult struct {
 	converged  bool
 }
 
-func solve(ds *design, theta0 []float64, cfg Config) (solveResult, error) {
+func solve(ctx context.Context, ds *design, theta0 []float64, cfg Config) (solveResult, error) {
 	if cfg.Penalty == L1 {
-		return solveL1(ds, theta0, cfg)
+		return solveL1(ctx, ds, theta0, cfg)
 	}
-	return solveL2(ds, theta0, cfg)
+	return solveL2(ctx, ds, theta0, cfg)
 }
 
 // l2Objective evaluates F(θ) = (1/Σc)(Σ c_i ℓ_i + ‖w‖²/(2C)) and caches the gradient of
@@ -392,9 +399,15 @@ func (o *l2Objective) eval(x []float64) float64 {
 	return f
 }
 
-func solveL2(ds *design, theta0 []float64, cfg Config) (solveResult, error) {
+func solveL2(ctx context.Context, ds *design, theta0 []float64, cfg Config) (solveResult, error) {
 	obj := &l2Objective{ds: ds, lambda: 1 / (cfg.C * ds.sumC)}
 	p := optimize.Problem{
+		Status: func() (optimize.Status, error) {
+			if err := ctx.Err(); err != nil {
+				return optimize.Failure, err
+			}
+			return optimize.NotTerminated, nil
+		},
 		Func: obj.eval,
 		Grad: func(grad, x []float64) {
 			obj.eval(x)
@@ -408,6 +421,9 @@ func solveL2(ds *design, theta0 []float64, cfg Config) (solveResult, error) {
 	}
 	method := &optimize.LBFGS{Linesearcher: &optimize.MoreThuente{}}
 	res, err := optimize.Minimize(p, theta0, settings, method)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return solveResult{}, fmt.Errorf("logistic: fit: %w", ctxErr)
+	}
 	if res == nil {
 		return solveResult{}, fmt.Errorf("%w: l-bfgs: %w", ErrNumeric, err)
 	}
@@ -427,7 +443,7 @@ func solveL2(ds *design, theta0 []float64, cfg Config) (solveResult, error) {
 
 // solveL1 minimises (1/Σc)(Σ c_i ℓ_i) + λ‖w‖₁, λ = 1/(C Σc), with FISTA: backtracking on
 // the Lipschitz constant and the gradient restart of O'Donoghue and Candès (2015).
-func solveL1(ds *design, theta0 []float64, cfg Config) (solveResult, error) {
+func solveL1(ctx context.Context, ds *design, theta0 []float64, cfg Config) (solveResult, error) {
 	d := ds.d
 	lambda := 1 / (cfg.C * ds.sumC)
 	prox := func(dst, v []float64, t float64) {
@@ -449,6 +465,9 @@ func solveL1(ds *design, theta0 []float64, cfg Config) (solveResult, error) {
 	lip := 0.25
 	t := 1.0
 	for it := 1; it <= cfg.MaxIter; it++ {
+		if err := ctx.Err(); err != nil {
+			return solveResult{}, fmt.Errorf("logistic: fit: %w", err)
+		}
 		fy := ds.dataLoss(yk, gy)
 		var fx float64
 		for {

@@ -1,6 +1,7 @@
 package logistic
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -254,6 +255,19 @@ func TestIntegerWeightsEqualDuplication(t *testing.T) {
 		}
 		if !scalar.EqualWithinAbsOrRel(a.Intercept(), b.Intercept(), tol, tol) {
 			t.Errorf("%v: intercept weighted %v, duplicated %v", cw, a.Intercept(), b.Intercept())
+		}
+	}
+}
+
+func TestFitContextCancelled(t *testing.T) {
+	t.Parallel()
+	rnd := rand.New(rand.NewPCG(1, 1))
+	x, y := synthetic(rnd, 100, []float64{1, -1}, 0, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, p := range []Penalty{L2, L1} {
+		if _, err := FitContext(ctx, x, y, nil, Config{Penalty: p}); !errors.Is(err, context.Canceled) {
+			t.Errorf("%v: FitContext(cancelled) = %v, want context.Canceled", p, err)
 		}
 	}
 }
