@@ -186,6 +186,7 @@ func TestFitPredictErrors(t *testing.T) {
 		{name: "missing drop", args: fit("--train", train, "--drop", "size"), want: []string{`"size"`}},
 		{name: "categorical not a feature", args: fit("--train", train, "--features", "lines", "--categorical", "color"), usage: true, want: []string{`--categorical "color"`}},
 		{name: "bad labels", args: fit("--train", labels), want: []string{"label 2"}},
+		{name: "string target", args: fit("--train", train, "--target", "color", "--drop", "landed,id"), want: []string{`target column "color"`, `"blue"`}},
 		{name: "missing label", args: fit("--train", missingTarget), want: []string{`target column "landed"`, "row 2"}},
 		{name: "no rows", args: fit("--train", noRows, "--categorical", "color"), want: []string{"no rows"}},
 		{name: "missing train file", args: fit("--train", filepath.Join(dir, "nope.csv")), want: []string{"nope.csv"}},

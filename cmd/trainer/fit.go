@@ -230,7 +230,12 @@ func frameData(fr *datasets.Frame, path string, names []string, target string) (
 	}
 	col := &fr.Columns[j]
 	if col.Strings != nil {
-		return nil, nil, nonNumeric(path, col)
+		for i, s := range col.Strings {
+			if _, err := strconv.ParseFloat(s, 64); err != nil {
+				return nil, nil, fmt.Errorf("%s: target column %q, %s: %q is not a number", path, target, rowName(path, i), s)
+			}
+		}
+		return nil, nil, fmt.Errorf("%s: target column %q holds strings, not numbers", path, target)
 	}
 	for i, v := range col.Floats {
 		if v != v {
