@@ -23,4 +23,10 @@
 // Build histories are time series, so models are evaluated on a later period than they
 // were trained on: [HoldoutByTime] splits row indices at a time cut-off, never mixing
 // rows of the same instant between the two sides.
+//
+// # Comparing two models
+//
+// [PairedBootstrap], [PairedBootstrapMean] and [PairedBootstrapFunc] compare a model B
+// with a model A on the same rows: the metric difference B - A with a paired bootstrap
+// percentile interval ([PairedDiff]).
 package eval
