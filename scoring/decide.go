@@ -135,13 +135,19 @@ func decide(q *Queue, g *graph) ([]Decision, []int8) {
 	inPath := make([]bool, n)
 	out := make([]Decision, n)
 	var results []pathResult
+	// arena backs the Bypassed and WaitingFor lists: at most one entry per conflict.
+	arena := make([]int, 0, len(g.ahead))
 	for j := range n {
 		row := g.row(j)
-		var pend []int
+		start := len(arena)
 		for _, e := range row {
 			if state[e.k] == pending {
-				pend = append(pend, int(e.k))
+				arena = append(arena, int(e.k))
 			}
+		}
+		pend := arena[start:len(arena):len(arena)]
+		if len(pend) == 0 {
+			pend = nil
 		}
 		results = results[:0]
 		for _, b := range finished[j] {

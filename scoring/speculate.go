@@ -229,12 +229,16 @@ type term struct {
 // tree is the speculation tree of one pending change j, built lazily.
 type tree struct {
 	inited bool
-	pend   []int32 // conflicting changes pending ahead of j, in queue order
+	pend   []int // conflicting changes pending ahead of j, in queue order (WaitingFor of its decision)
 	words  int32
 	levels []level
-	// bypass[p] is the bypass factor of pend[p] under PolicySQ2024 (NaN outside the
-	// bypass set); nil when the change does not bypass.
-	bypass []float64
+	// pb[p] is P(FT_j < FT_pend[p]) where the policy uses it: every level under
+	// PolicyExpected, the bypass set under PolicySQ2024 (NaN elsewhere); nil otherwise.
+	pb []float64
+	// logh[d] is the log of an upper bound on the product of the factors of levels d
+	// and deeper, so that a prefix's log P-needed plus logh[depth] bounds every node
+	// below it; logh[len(pend)] is 0.
+	logh []float64
 	// own maps the node key of j's builds to the index of its first running build, or
 	// -1 when a finished build exists.
 	own map[uint64]int32
@@ -242,6 +246,7 @@ type tree struct {
 
 // item is a tree prefix in the search heap.
 type item struct {
+	key   float64 // logp + logh[depth]: the best log P-needed below the prefix
 	logp  float64
 	t     int32 // change of the tree
 	depth int32
@@ -254,8 +259,19 @@ type search struct {
 	cfg   *Config
 	state []int8
 	m     []float64 // marginal landing probability of each change
-	zob   []uint64
-	trees []tree
+	// u[i] bounds both factors of change i on any path: max(q_i, 1 − q_i) ≤ u[i].
+	u []float64
+	// logU[i] is log u[i], and logUFar[i] the log bound of change i under
+	// PolicyExpected when P(FT_C < FT_i) ≤ Phi(zFar).
+	logU, logUFar []float64
+	// loghArena backs the trees' logh slices.
+	// x and onPath are scratch for logPNeeded: the assumed outcome (or marginal) of
+	// every change, and whether it is on the path being scored.
+	x         []float64
+	onPath    []bool
+	loghArena []float64
+	zob       []uint64
+	trees     []tree
 	// finishedBy[i] maps the key of a finished build of i (its landed set over i's
 	// pending conflicting changes ahead) to whether it succeeded.
 	finishedBy []map[uint64]bool
@@ -273,6 +289,10 @@ func newSearch(q *Queue, g *graph, cfg *Config) *search {
 	return &search{
 		q: q, g: g, cfg: cfg,
 		m:          make([]float64, n),
+		u:          make([]float64, n),
+		logU:       make([]float64, n),
+		logUFar:    make([]float64, n),
+		loghArena:  make([]float64, 0, len(g.ahead)+n),
 		zob:        make([]uint64, n),
 		trees:      make([]tree, n),
 		finishedBy: make([]map[uint64]bool, n),
@@ -285,16 +305,27 @@ func newSearch(q *Queue, g *graph, cfg *Config) *search {
 func (s *search) prepare() {
 	for k, c := range s.q.Changes {
 		s.zob[k] = zobrist(k)
+		// p is the marginal of a pending k. q_k lies between P-succ_k times (1 − c)
+		// over the conflicting changes ahead that are not rejected (all landed), lo,
+		// and times (1 − c) over the landed ones only, hi.
+		p, hi, lo := c.PSucc, c.PSucc, c.PSucc
+		for _, e := range s.g.row(k) {
+			p *= 1 - e.c*s.m[e.k]
+			switch s.state[e.k] {
+			case landed:
+				hi *= 1 - e.c
+				lo *= 1 - e.c
+			case pending:
+				lo *= 1 - e.c
+			}
+		}
+		s.u[k] = max(hi, 1-lo)
 		switch s.state[k] {
 		case landed:
 			s.m[k] = 1
 		case rejected:
 			s.m[k] = 0
 		default:
-			p := c.PSucc
-			for _, e := range s.g.row(k) {
-				p *= 1 - e.c*s.m[e.k]
-			}
 			s.m[k] = p
 		}
 	}
@@ -337,49 +368,74 @@ func (s *search) prepare() {
 			_ = prev // a duplicate running build is aborted later
 		}
 	}
+	pFar := stdNormalCDF(zFar)
+	for i, f := range s.finishedBy {
+		if f != nil {
+			s.u[i] = 1 // a known result makes either factor 1
+		}
+		s.logU[i] = math.Log(s.u[i])
+		s.logUFar[i] = math.Log(pFar + (1-pFar)*s.u[i])
+	}
 }
 
-// initTree fills the pending path and the bypass set of change j's tree.
+// initTree fills the pending path of change j's tree, its bypass probabilities and the
+// bound on the factors below each depth.
 func (s *search) initTree(j int) *tree {
 	t := &s.trees[j]
 	if t.inited {
 		return t
 	}
 	t.inited = true
-	for _, e := range s.g.row(j) {
-		if s.state[e.k] == pending {
-			t.pend = append(t.pend, e.k)
-		}
-	}
+	t.pend = s.plan.Decisions[j].WaitingFor
 	t.words = int32((len(t.pend) + 63) / 64)
-	if s.cfg.Policy != PolicySQ2024 || len(t.pend) == 0 {
-		return t
-	}
+	start := len(s.loghArena)
+	s.loghArena = append(s.loghArena, make([]float64, len(t.pend)+1)...)
+	t.logh = s.loghArena[start:len(s.loghArena):len(s.loghArena)]
 	cj := s.q.Changes[j]
-	logBeta, any := 0.0, false
-	var bypass []float64
-	for p, i := range t.pend {
-		ci := s.q.Changes[i]
-		z := FinishZ(ci.Arrival, ci.BuildMu, ci.BuildSigma, cj.Arrival, cj.BuildMu, cj.BuildSigma)
-		if !(z >= s.zThr) {
-			continue
+	switch s.cfg.Policy {
+	case PolicySQ2024:
+		logBeta, any := 0.0, false
+		for p, i := range t.pend {
+			ci := s.q.Changes[i]
+			if finishZBelow(ci, cj, s.zThr) {
+				continue
+			}
+			pb := FinishBeforeProb(ci.Arrival, ci.BuildMu, ci.BuildSigma, cj.Arrival, cj.BuildMu, cj.BuildSigma)
+			if pb < s.cfg.BLRDThreshold {
+				continue // z within rounding of the quantile
+			}
+			if t.pb == nil {
+				t.pb = make([]float64, len(t.pend))
+				for x := range t.pb {
+					t.pb[x] = math.NaN()
+				}
+			}
+			t.pb[p] = pb
+			logBeta += math.Log(pb)
+			any = true
 		}
-		pb := stdNormalCDF(z)
-		if pb < s.cfg.BLRDThreshold {
-			continue // z within rounding of the quantile
+		if !any || logBeta < math.Log(s.cfg.FallbackFloor) || math.IsInf(logBeta, -1) {
+			t.pb = nil // not bypassing: PolicySQ2019 for this change
 		}
-		if bypass == nil {
-			bypass = make([]float64, len(t.pend))
-			for x := range bypass {
-				bypass[x] = math.NaN()
+	case PolicyExpected:
+		// The exact P(FT_j < FT_i) of a level is computed when the level is built;
+		// the bound only needs an upper bound: Phi(zFar) far below the mean, else 1.
+		for p, i := range t.pend {
+			if finishZBelow(s.q.Changes[i], cj, zFar) {
+				t.logh[p] = s.logUFar[i]
 			}
 		}
-		bypass[p] = pb
-		logBeta += math.Log(pb)
-		any = true
 	}
-	if any && logBeta >= math.Log(s.cfg.FallbackFloor) && logBeta > math.Inf(-1) {
-		t.bypass = bypass
+	// logh holds the log bound of each level; sum the suffixes.
+	for d := len(t.pend) - 1; d >= 0; d-- {
+		lb := s.logU[t.pend[d]]
+		switch {
+		case s.cfg.Policy == PolicyExpected:
+			lb = t.logh[d]
+		case t.pb != nil && !math.IsNaN(t.pb[d]):
+			lb = math.Log(t.pb[d])
+		}
+		t.logh[d] = t.logh[d+1] + lb
 	}
 	return t
 }
@@ -393,7 +449,7 @@ func (s *search) levelAt(j int, t *tree, d int) *level {
 }
 
 func (s *search) buildLevel(j int, t *tree, d int) {
-	i := int(t.pend[d])
+	i := t.pend[d]
 	lv := level{i: int32(i), cst: s.q.Changes[i].PSucc, lo: int32(len(s.terms)), det: s.finishedBy[i] != nil, pb: math.NaN()}
 	p := 0
 	for _, e := range s.g.row(i) {
@@ -404,10 +460,10 @@ func (s *search) buildLevel(j int, t *tree, d int) {
 		case rejected:
 			continue
 		}
-		for p < d && t.pend[p] < e.k {
+		for p < d && t.pend[p] < int(e.k) {
 			p++
 		}
-		if p < d && t.pend[p] == e.k {
+		if p < d && t.pend[p] == int(e.k) {
 			s.terms = append(s.terms, term{p: int32(p), omc: 1 - e.c, z: s.zob[e.k]})
 		} else {
 			lv.cst *= 1 - e.c*s.m[e.k]
@@ -415,12 +471,10 @@ func (s *search) buildLevel(j int, t *tree, d int) {
 		}
 	}
 	lv.hi = int32(len(s.terms))
-	switch s.cfg.Policy {
-	case PolicySQ2024:
-		if t.bypass != nil {
-			lv.pb = t.bypass[d]
-		}
-	case PolicyExpected:
+	if t.pb != nil {
+		lv.pb = t.pb[d]
+	}
+	if s.cfg.Policy == PolicyExpected {
 		ci, cj := s.q.Changes[i], s.q.Changes[j]
 		lv.pb = FinishBeforeProb(ci.Arrival, ci.BuildMu, ci.BuildSigma, cj.Arrival, cj.BuildMu, cj.BuildSigma)
 	}
@@ -459,10 +513,11 @@ func (s *search) factors(lv *level, a []uint64) (f1, f0 float64) {
 	return f1, f0
 }
 
-// less orders the heap: higher probability first, then earlier change, then deeper.
+// before orders the heap: higher bound first, then earlier change, then deeper (so
+// that equally likely bypass levels are walked depth first).
 func (a *item) before(b *item) bool {
-	if a.logp != b.logp {
-		return a.logp > b.logp
+	if a.key != b.key {
+		return a.key > b.key
 	}
 	if a.t != b.t {
 		return a.t < b.t
@@ -514,7 +569,9 @@ func (s *search) pop() item {
 func (s *search) run() {
 	for j := range s.q.Changes {
 		if s.state[j] == pending {
-			s.push(item{t: int32(j)})
+			if t := s.initTree(j); t.logh[0] >= s.logThr {
+				s.push(item{key: t.logh[0], t: int32(j)})
+			}
 		}
 	}
 	// Roots have no assumption yet: their bits are all zero.
@@ -546,7 +603,8 @@ func (s *search) run() {
 				continue
 			}
 			lp := it.logp + math.Log(f)
-			if lp < s.logThr {
+			key := lp + t.logh[it.depth+1]
+			if key < s.logThr {
 				continue
 			}
 			off := int32(len(s.bits))
@@ -554,7 +612,7 @@ func (s *search) run() {
 			if bit == 1 {
 				s.bits[off+it.depth>>6] |= 1 << (uint(it.depth) & 63)
 			}
-			s.push(item{logp: lp, t: it.t, depth: it.depth + 1, off: off})
+			s.push(item{key: key, logp: lp, t: it.t, depth: it.depth + 1, off: off})
 		}
 	}
 }
@@ -598,9 +656,9 @@ func (s *search) node(j int, t *tree, logp float64, a []uint64) Node {
 	nd.Landed, nd.Rejected = all[:0:nl], all[nl:nl]
 	for p, k := range t.pend {
 		if a[p>>6]&(1<<(uint(p)&63)) != 0 {
-			nd.Landed = append(nd.Landed, int(k))
+			nd.Landed = append(nd.Landed, k)
 		} else {
-			nd.Rejected = append(nd.Rejected, int(k))
+			nd.Rejected = append(nd.Rejected, k)
 		}
 	}
 	return nd
@@ -641,20 +699,87 @@ func (s *search) abortRest() {
 	slices.SortStableFunc(s.plan.Nodes[first:], func(x, y Node) int { return cmp.Compare(y.LogPNeeded, x.LogPNeeded) })
 }
 
-// logPNeeded returns log P-needed of the complete node a of change j's tree.
+// logPNeeded returns log P-needed of the complete node a of change j's tree, computed
+// along its one path without building the tree's levels.
 func (s *search) logPNeeded(j int, t *tree, a []uint64) float64 {
+	if s.x == nil {
+		s.x = slices.Clone(s.m)
+		s.onPath = make([]bool, len(s.m))
+	}
+	for p, k := range t.pend {
+		s.onPath[k] = true
+		s.x[k] = 0
+		if a[p>>6]&(1<<(uint(p)&63)) != 0 {
+			s.x[k] = 1
+		}
+	}
 	lp := 0.0
-	for d := range t.pend {
-		lv := s.levelAt(j, t, d)
-		f1, f0 := s.factors(lv, a)
-		f := f0
-		if a[d>>6]&(1<<(uint(d)&63)) != 0 {
-			f = f1
+	for d, i := range t.pend {
+		q, det := s.q.Changes[i].PSucc, s.finishedBy[i] != nil
+		var key uint64
+		for _, e := range s.g.row(int(i)) {
+			if s.state[e.k] == pending && !s.onPath[e.k] {
+				det = false
+			}
+			q *= 1 - e.c*s.x[e.k]
+			if s.onPath[e.k] && s.x[e.k] == 1 {
+				key ^= s.zob[e.k]
+			}
+		}
+		if det {
+			if ok, found := s.finishedBy[i][key]; found {
+				q = 0
+				if ok {
+					q = 1
+				}
+			}
+		}
+		f := q
+		if s.x[i] == 0 {
+			f = 1 - q
+		}
+		pb := math.NaN()
+		if t.pb != nil {
+			pb = t.pb[d]
+		}
+		if s.cfg.Policy == PolicyExpected && math.IsNaN(pb) {
+			ci, cj := s.q.Changes[i], s.q.Changes[j]
+			pb = FinishBeforeProb(ci.Arrival, ci.BuildMu, ci.BuildSigma, cj.Arrival, cj.BuildMu, cj.BuildSigma)
+		}
+		if !math.IsNaN(pb) {
+			switch s.cfg.Policy {
+			case PolicySQ2024:
+				f = pb
+			case PolicyExpected:
+				f = pb + (1-pb)*f
+			}
 		}
 		lp += math.Log(f)
 	}
+	for _, k := range t.pend {
+		s.onPath[k] = false
+		s.x[k] = s.m[k]
+	}
 	return lp
 }
+
+// finishZBelow reports whether FinishZ of the ahead change ci and the new change cj is
+// below z0, comparing squares instead of taking a square root.
+func finishZBelow(ci, cj Change, z0 float64) bool {
+	num := (ci.Arrival - cj.Arrival) - (cj.BuildMu - ci.BuildMu)
+	den2 := ci.BuildSigma*ci.BuildSigma + cj.BuildSigma*cj.BuildSigma
+	if den2 == 0 || math.IsInf(z0, 0) {
+		return FinishZ(ci.Arrival, ci.BuildMu, ci.BuildSigma, cj.Arrival, cj.BuildMu, cj.BuildSigma) < z0
+	}
+	if z0 <= 0 {
+		return num < 0 && num*num > z0*z0*den2
+	}
+	return num < 0 || num*num < z0*z0*den2
+}
+
+// zFar is the Z below which PolicyExpected's bound uses Phi(zFar) instead of the
+// exact P(FT_C < FT_i): any Z that saves most Erfc calls works.
+const zFar = -5
 
 // normalQuantile returns z with Phi(z) = p for p in [0, 1] (±Inf at the ends).
 func normalQuantile(p float64) float64 {

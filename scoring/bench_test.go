@@ -1,0 +1,70 @@
+package scoring
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchQueue returns a queue of n pending changes with conflict density d: P-succ in
+// [0.8, 0.99], P-conf in [0, 0.02], one arrival every 10 s, builds of 5 to 60 minutes,
+// and a running build on the all-landed path of each of the first 100 changes.
+func benchQueue(n int, d float64) Queue {
+	rng := rand.New(rand.NewPCG(1, 1))
+	q := Queue{Changes: make([]Change, n)}
+	for j := range q.Changes {
+		mu := 300 + 3300*rng.Float64()
+		q.Changes[j] = Change{Arrival: 10 * float64(j), PSucc: 0.8 + 0.19*rng.Float64(), BuildMu: mu, BuildSigma: mu * (0.1 + 0.2*rng.Float64())}
+		var path []int
+		for i := range j {
+			if rng.Float64() < d {
+				q.Conflicts = append(q.Conflicts, Conflict{A: i, B: j, PConf: 0.02 * rng.Float64()})
+				path = append(path, i)
+			}
+		}
+		if j < 100 {
+			q.Builds = append(q.Builds, Build{Change: j, Path: path, Status: BuildRunning})
+		}
+	}
+	return q
+}
+
+var benchPlan *Plan
+
+func benchmarkSpeculate(b *testing.B, n int, d float64, p Policy) {
+	q := benchQueue(n, d)
+	cfg := Config{Policy: p, SpeculationThreshold: 1e-3, Capacity: 200}
+	b.ReportAllocs()
+	for b.Loop() {
+		plan, err := Speculate(q, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchPlan = plan
+	}
+}
+
+// BenchmarkSpeculate scores queues of 50, 200 and 500 pending changes at conflict
+// densities 0.3 and 0.7 with a capacity of 200 builds and a threshold of 0.001.
+func BenchmarkSpeculate(b *testing.B) {
+	for _, p := range []Policy{PolicySQ2019, PolicySQ2024, PolicyExpected} {
+		for _, n := range []int{50, 200, 500} {
+			for _, d := range []float64{0.3, 0.7} {
+				b.Run(fmt.Sprintf("%v/n=%d/density=%.1f", p, n, d), func(b *testing.B) { benchmarkSpeculate(b, n, d, p) })
+			}
+		}
+	}
+}
+
+var benchSizes BatchSizes
+
+func BenchmarkBestBatchSize(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := BestBatchSize(TwoPhase, 0.9, 32)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchSizes = r
+	}
+}
