@@ -106,6 +106,9 @@ func TestParseDistFamily(t *testing.T) {
 			t.Errorf("ParseDistFamily(%q) = %v, %v", f.String(), got, err)
 		}
 	}
+	if got := DistFamily(5).String(); got != "DistFamily(5)" {
+		t.Errorf("DistFamily(5).String() = %q", got)
+	}
 	if _, err := ParseDistFamily("weibull"); !errors.Is(err, ErrUnknownFamily) {
 		t.Errorf("ParseDistFamily(weibull) = %v, want ErrUnknownFamily", err)
 	}

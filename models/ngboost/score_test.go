@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"gonum.org/v1/gonum/diff/fd"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/floats/scalar"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -58,14 +60,11 @@ func TestGradFiniteDifferences(t *testing.T) {
 			for _, pt := range testPoints {
 				p := [2]float64{pt.loc, pt.ls}
 				got := r.Grad(f, p, pt.y)
-				for k := range 2 {
-					hi, lo := p, p
-					hi[k] += fdStep
-					lo[k] -= fdStep
-					want := (r.Score(f, hi, pt.y) - r.Score(f, lo, pt.y)) / (2 * fdStep)
-					if !scalar.EqualWithinAbsOrRel(got[k], want, fdTol, fdTol) {
-						t.Errorf("%v.Grad(%v, %v, %v)[%d] = %v, finite difference %v", r, f, p, pt.y, k, got[k], want)
-					}
+				want := fd.Gradient(nil, func(q []float64) float64 {
+					return r.Score(f, [2]float64{q[0], q[1]}, pt.y)
+				}, p[:], &fd.Settings{Formula: fd.Central, Step: fdStep})
+				if !floats.EqualApprox(got[:], want, fdTol) {
+					t.Errorf("%v.Grad(%v, %v, %v) = %v, finite differences %v", r, f, p, pt.y, got, want)
 				}
 			}
 		}
@@ -320,6 +319,12 @@ func TestParseNames(t *testing.T) {
 		if got, err := ParseScoreRule(r.String()); err != nil || got != r {
 			t.Errorf("ParseScoreRule(%q) = %v, %v", r.String(), got, err)
 		}
+	}
+	if got := Family(7).String(); got != "Family(7)" {
+		t.Errorf("Family(7).String() = %q", got)
+	}
+	if got := ScoreRule(7).String(); got != "ScoreRule(7)" {
+		t.Errorf("ScoreRule(7).String() = %q", got)
 	}
 	if _, err := ParseFamily("gamma"); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("ParseFamily(gamma) = %v, want ErrInvalidConfig", err)
