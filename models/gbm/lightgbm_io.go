@@ -616,14 +616,8 @@ type featureCount struct{ feature, count int }
 // splitCounts returns the features used by splits with their number of splits, most
 // used first and in feature order among equals, as LightGBM's feature_importances.
 func (m *Model) splitCounts() []featureCount {
-	counts := make([]int, m.nFeatures)
-	for _, t := range m.trees {
-		for j := range t.nodes {
-			counts[t.nodes[j].feature]++
-		}
-	}
 	var out []featureCount
-	for f, c := range counts {
+	for f, c := range m.SplitCounts() {
 		if c > 0 {
 			out = append(out, featureCount{f, c})
 		}

@@ -5,8 +5,10 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -28,6 +30,8 @@ type Model struct {
 	averageOutput bool // random-forest models: the raw score is the mean, not the sum
 	// params are the "[key: value]" lines of the parameters section, kept for the writer.
 	params []string
+	// cfg is the configuration Fit used, defaults filled in; zero for other models.
+	cfg Config
 	// pandasCategorical is the "pandas_categorical:..." line the Python package adds
 	// to files it saves, kept for the writer; "" when absent.
 	pandasCategorical string
@@ -62,9 +66,24 @@ func NewModel(trees []*Tree, featureNames []string, objective string) (*Model, e
 	if len(featureNames) < need {
 		return nil, fmt.Errorf("%w: %d feature names for trees that use %d features", ErrFormat, len(featureNames), need)
 	}
+	for i, n := range featureNames {
+		// The text format separates names by spaces.
+		if n == "" || strings.ContainsFunc(n, unicode.IsSpace) {
+			return nil, fmt.Errorf("%w: feature name %d (%q) is empty or contains white space", ErrBadConfig, i, n)
+		}
+	}
 	m.featureNames = slices.Clone(featureNames)
 	m.nFeatures = len(featureNames)
 	return m, nil
+}
+
+// Config returns the configuration the model was fitted with, defaults filled in (a
+// NumThreads of 0 means all cores); the zero Config for a model read from a file or
+// assembled by NewModel.
+func (m *Model) Config() Config {
+	c := m.cfg
+	c.FeatureNames = slices.Clone(c.FeatureNames)
+	return c
 }
 
 // NFeatures returns the number of input columns the model expects.
@@ -267,4 +286,16 @@ func forBatches(x mat.Matrix, work func(lo, hi int, buf []float64)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// SplitCounts returns, for every feature, the number of splits on it over all trees:
+// LightGBM's "split" feature importance.
+func (m *Model) SplitCounts() []int {
+	counts := make([]int, m.nFeatures)
+	for _, t := range m.trees {
+		for j := range t.nodes {
+			counts[t.nodes[j].feature]++
+		}
+	}
+	return counts
 }

@@ -60,6 +60,23 @@ func ParamNames() []string {
 	return names
 }
 
+// ParamAliases returns every accepted parameter name that is an alias of another
+// (n_estimators, eta, ...), sorted.
+func ParamAliases() []string {
+	var names []string
+	for a, n := range paramAliases {
+		if a != n {
+			names = append(names, a)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// CanonicalParam returns the LightGBM name of a parameter name or alias, "" when
+// ParseParams does not accept it.
+func CanonicalParam(name string) string { return paramAliases[name] }
+
 // ParseParams builds a Config from LightGBM parameters given by name or alias
 // ("num_iterations" or "n_estimators", "learning_rate" or "eta", ...), with LightGBM's
 // value conventions (max_depth <= 0 is no limit). An unknown key, a key given twice

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -128,9 +129,16 @@ func (c Config) validate() (Config, error) {
 	case c.MaxBin < 2 || c.MaxBin > 255:
 		return bad("max_bin=%d, want 2..255", c.MaxBin)
 	}
-	if _, err := c.treeConfig().withDefaults(); err != nil {
+	for i, n := range c.FeatureNames {
+		if n == "" || strings.ContainsFunc(n, unicode.IsSpace) {
+			return bad("feature name %d (%q) is empty or contains white space", i, n)
+		}
+	}
+	tc, err := c.treeConfig().withDefaults()
+	if err != nil {
 		return c, err
 	}
+	c.NumLeaves, c.MinDataInLeaf, c.MinSumHessianInLeaf = tc.NumLeaves, tc.MinDataInLeaf, tc.MinSumHessianInLeaf
 	return c, nil
 }
 
@@ -211,9 +219,6 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 		obj = "binary sigmoid:1"
 	}
 	tcfg, _ := cfg.treeConfig().withDefaults()
-	if cfg.NumThreads == 0 {
-		cfg.NumThreads = runtime.GOMAXPROCS(0)
-	}
 
 	b := &booster{cfg: cfg, y: y, w: w}
 	init := b.initScore()
@@ -297,6 +302,7 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 	}
 	m.featureInfos = d.featureInfos()
 	m.params = cfg.paramLines()
+	m.cfg = cfg
 	return m, nil
 }
 

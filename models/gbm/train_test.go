@@ -456,6 +456,7 @@ func TestFitErrors(t *testing.T) {
 		{"early stopping without validation", nil, y, nil, Config{EarlyStoppingRound: 5}, nil, ErrBadConfig},
 		{"validation width", nil, y, nil, Config{}, &Validation{X: mat.NewDense(2, 3, nil), Y: []float64{1, 2}}, ErrBadData},
 		{"feature names", nil, y, nil, Config{FeatureNames: []string{"a"}}, nil, ErrBadConfig},
+		{"feature name with space", nil, y, nil, Config{FeatureNames: []string{"a", "b c", "d", "e", "f", "g"}}, nil, ErrBadConfig},
 		{"cancelled", cancelled, y, nil, Config{}, nil, context.Canceled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sqpredict/sqpredict/eval"
+	"github.com/sqpredict/sqpredict/models/gbm"
+)
+
+// gbmParamHelp documents the --param keys of --algo gbm: LightGBM's parameter names,
+// each also accepted under LightGBM's aliases.
+var gbmParamHelp = map[string]string{
+	"objective":               "regression or binary (target 0/1) (default regression)",
+	"num_iterations":          "boosting rounds; aliases n_estimators, num_round, ... (default 100)",
+	"learning_rate":           "shrinkage of every tree; alias eta (default 0.1)",
+	"num_leaves":              "maximum leaves per tree (default 31)",
+	"max_depth":               "maximum leaf depth, <= 0 for none (default -1)",
+	"min_data_in_leaf":        "minimum rows per leaf; alias min_child_samples (default 20)",
+	"min_sum_hessian_in_leaf": "minimum hessian sum per leaf; alias min_child_weight (default 1e-3)",
+	"lambda_l2":               "L2 penalty on leaf values; alias reg_lambda (default 0)",
+	"max_bin":                 "histogram bins per feature, 2..255 (default 255)",
+	"feature_fraction":        "share of features per tree; alias colsample_bytree (default 1)",
+	"bagging_fraction":        "share of rows per bagging round; alias subsample (default 1)",
+	"bagging_freq":            "redraw the rows every k rounds, 0 = no bagging (default 0)",
+	"num_threads":             "goroutines, 0 = all cores (default 0)",
+	"seed":                    "seed of feature and row sampling (default 0)",
+	"early_stopping_round":    "stop after k rounds without validation improvement; needs --valid (default 0)",
+}
+
+func init() {
+	var ps []param
+	for _, name := range gbm.ParamNames() {
+		ps = append(ps, param{key: name, help: gbmParamHelp[name]})
+	}
+	// LightGBM's aliases are accepted too; fit checks --param keys against this list.
+	aliases := map[string]bool{}
+	for _, name := range gbm.ParamNames() {
+		aliases[name] = true
+	}
+	for _, a := range gbm.ParamAliases() {
+		if !aliases[a] {
+			ps = append(ps, param{key: a, help: "alias of " + gbm.CanonicalParam(a)})
+		}
+	}
+	registerFitter(fitter{
+		name:    "gbm",
+		summary: "gradient-boosted trees (LightGBM parameters; saved as a LightGBM text model)",
+		params:  ps,
+		fit:     fitGBM,
+	})
+	registerLoader(loader{
+		name:   "lightgbm",
+		detect: isLightGBMText,
+		load: func(data []byte) (predictor, error) {
+			m, err := gbm.ReadLightGBM(bytes.NewReader(data))
+			if err != nil {
+				return nil, err
+			}
+			return gbmModel{m: m}, nil
+		},
+	})
+}
+
+// isLightGBMText reports whether head starts a LightGBM text model: a "tree" line
+// followed by the "version=" and "num_class=" headers LightGBM always writes.
+func isLightGBMText(head []byte, kind string) bool {
+	if kind != "" {
+		return false
+	}
+	first, rest, _ := bytes.Cut(bytes.TrimLeft(head, " \t\r\n"), []byte("\n"))
+	hasLine := func(key string) bool {
+		return bytes.HasPrefix(rest, []byte(key)) || bytes.Contains(rest, []byte("\n"+key))
+	}
+	return string(bytes.TrimSpace(first)) == "tree" && hasLine("version=") && hasLine("num_class=")
+}
+
+func fitGBM(ctx context.Context, in *fitInput) (fitted, error) {
+	cfg, err := gbm.ParseParams(in.params)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --param: %w", errUsage, err)
+	}
+	cfg.FeatureNames = in.features
+	var valid *gbm.Validation
+	if cfg.EarlyStoppingRound > 0 {
+		if in.validX == nil {
+			return nil, fmt.Errorf("%w: --param early_stopping_round needs --valid", errUsage)
+		}
+		valid = &gbm.Validation{X: in.validX, Y: in.validY}
+	}
+	m, err := gbm.FitContext(ctx, in.x, in.y, nil, cfg, valid)
+	if errors.Is(err, gbm.ErrBadConfig) {
+		return nil, fmt.Errorf("%w: --param: %w", errUsage, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	g := gbmModel{m: m}
+	g.trainLoss = g.loss(in.x, in.y)
+	return g, nil
+}
+
+// gbmModel adapts *gbm.Model to fitted and predictor.
+type gbmModel struct {
+	m         *gbm.Model
+	trainLoss float64 // set by fitGBM
+}
+
+func (g gbmModel) save(path string) error { return gbm.SaveLightGBMFile(path, g.m) }
+
+// binary reports whether the model outputs a probability through a sigmoid.
+func (g gbmModel) binary() bool {
+	name, _, _ := strings.Cut(g.m.Objective(), " ")
+	return name == "binary" || name == "cross_entropy"
+}
+
+// loss is the training loss summary reports: log loss for binary, RMSE otherwise.
+func (g gbmModel) loss(x *mat.Dense, y []float64) float64 {
+	p := g.m.Predict(nil, x)
+	if g.binary() {
+		return eval.LogLoss(y, p)
+	}
+	return eval.RMSE(y, p)
+}
+
+// topFeatures is how many features the fit summary lists.
+const topFeatures = 10
+
+func (g gbmModel) summary(w io.Writer) error {
+	c := g.m.Config()
+	fmt.Fprintf(w, "objective %s, %d trees (num_iterations %d), num_leaves %d, learning_rate %g, max_bin %d\n",
+		g.m.Objective(), g.m.NTrees(), c.NumIterations, c.NumLeaves, c.LearningRate, c.MaxBin)
+	if c.EarlyStoppingRound > 0 && g.m.NTrees() < c.NumIterations {
+		fmt.Fprintf(w, "early stopping kept the best %d rounds\n", g.m.NTrees())
+	}
+	if g.binary() {
+		fmt.Fprintf(w, "train log loss %.6g\n", g.trainLoss)
+	} else {
+		fmt.Fprintf(w, "train rmse %.6g\n", g.trainLoss)
+	}
+	names := g.m.FeatureNames()
+	counts := g.m.SplitCounts()
+	order := make([]int, len(counts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(counts[b], counts[a]) })
+	fmt.Fprintf(w, "top features by number of splits:\n")
+	for _, f := range order[:min(len(order), topFeatures)] {
+		if counts[f] > 0 {
+			fmt.Fprintf(w, "  %-30s %8d\n", names[f], counts[f])
+		}
+	}
+	return nil
+}
+
+func (g gbmModel) validate(w io.Writer, x *mat.Dense, y []float64) error {
+	p := g.m.Predict(nil, x)
+	if g.binary() {
+		return writeClassifierMetrics(w, y, p)
+	}
+	r := eval.EvaluateRegression(y, p)
+	fmt.Fprintf(w, "  rows %d\n", r.N)
+	fmt.Fprintf(w, "  rmse       %.6g\n", r.RMSE)
+	fmt.Fprintf(w, "  mae        %.6g\n", r.MAE)
+	if !math.IsNaN(r.MAPE) {
+		fmt.Fprintf(w, "  mape       %.6g%% (%d rows with y != 0)\n", r.MAPE, r.MAPERows)
+	}
+	return nil
+}
+
+func (g gbmModel) featureNames() []string { return g.m.FeatureNames() }
+
+// outputs are "p" and "raw" for a sigmoid model, "p0".."pK-1" for multiclass
+// (softmax), "raw0".."rawK-1" for a multi-output custom objective, and "prediction"
+// (after the link: exp for poisson, gamma and tweedie) otherwise.
+func (g gbmModel) outputs() []string {
+	k := g.m.NClasses()
+	switch {
+	case g.binary():
+		return []string{"p", "raw"}
+	case k > 1:
+		prefix := "p"
+		if g.m.Objective() == "" {
+			prefix = "raw"
+		}
+		out := make([]string, k)
+		for i := range out {
+			out[i] = prefix + strconv.Itoa(i)
+		}
+		return out
+	}
+	return []string{"prediction"}
+}
+
+func (g gbmModel) predict(x *mat.Dense) ([][]float64, error) {
+	p := g.m.Predict(nil, x)
+	if g.binary() {
+		return [][]float64{p, g.m.PredictRaw(nil, x)}, nil
+	}
+	k := g.m.NClasses()
+	if k == 1 {
+		return [][]float64{p}, nil
+	}
+	n, _ := x.Dims()
+	cols := make([][]float64, k)
+	for c := range cols {
+		cols[c] = make([]float64, n)
+		for i := range n {
+			cols[c][i] = p[i*k+c]
+		}
+	}
+	return cols, nil
+}
