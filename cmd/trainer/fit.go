@@ -141,14 +141,14 @@ func runFit(ctx context.Context, e *env, args []string) error {
 // "col=value" indicator columns (see algo.go).
 func featureNames(fr *datasets.Frame, path, target string, keep, drop, categorical []string) ([]string, error) {
 	if fr.Index(target) < 0 {
-		return nil, fmt.Errorf("%s: no target column %q", path, target)
+		return nil, fmt.Errorf("%s: no target column %q (%s)", path, target, columnList(fr))
 	}
 	var cols []string
 	if len(keep) > 0 {
 		for _, c := range keep {
 			switch {
 			case fr.Index(c) < 0:
-				return nil, fmt.Errorf("%s: no column %q (--features)", path, c)
+				return nil, fmt.Errorf("%s: no column %q (--features; %s)", path, c, columnList(fr))
 			case c == target:
 				return nil, fmt.Errorf("%w: --features lists the target column %q", errUsage, c)
 			case slices.Contains(cols, c):
@@ -159,7 +159,7 @@ func featureNames(fr *datasets.Frame, path, target string, keep, drop, categoric
 	} else {
 		for _, c := range drop {
 			if fr.Index(c) < 0 {
-				return nil, fmt.Errorf("%s: no column %q (--drop)", path, c)
+				return nil, fmt.Errorf("%s: no column %q (--drop; %s)", path, c, columnList(fr))
 			}
 		}
 		for _, c := range fr.Columns {
@@ -206,6 +206,20 @@ func featureNames(fr *datasets.Frame, path, target string, keep, drop, categoric
 		seen[n] = true
 	}
 	return names, nil
+}
+
+// columnList lists the first columns of fr for an error message.
+func columnList(fr *datasets.Frame) string {
+	const show = 12
+	names := make([]string, 0, show)
+	for i := range min(len(fr.Columns), show) {
+		names = append(names, fr.Columns[i].Name)
+	}
+	s := "columns: " + strings.Join(names, ", ")
+	if more := len(fr.Columns) - show; more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
 }
 
 // cellString returns row i of a categorical column as a category: the string, or a
