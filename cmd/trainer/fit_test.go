@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,5 +99,19 @@ func TestParseParams(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestFitHelpListsParams(t *testing.T) {
+	_, stderr, err := runCmd(t, "fit", "-h")
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("fit -h = %v, want flag.ErrHelp", err)
+	}
+	for name, f := range fitters {
+		for _, p := range f.params {
+			if !strings.Contains(stderr, p.key) {
+				t.Errorf("fit -h does not list --param %s of %s:\n%s", p.key, name, stderr)
+			}
+		}
 	}
 }

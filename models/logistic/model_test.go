@@ -239,6 +239,24 @@ func TestPredictMatchesLoop(t *testing.T) {
 	}
 }
 
+func TestPredictGeneralMatrix(t *testing.T) {
+	t.Parallel()
+	rnd := rand.New(rand.NewPCG(1, 1))
+	x, y := synthetic(rnd, 50, []float64{1, -1, 0.5}, 0, 0.1)
+	m, err := Fit(x, y, nil, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A doubly transposed matrix has no raw row-major view, so Predict copies it with At.
+	want := m.PredictRaw(nil, x)
+	got := m.PredictRaw(nil, mat.Transpose{Matrix: x.T()})
+	for i := range want {
+		if got[i] != want[i] { // same values, same arithmetic
+			t.Errorf("row %d: PredictRaw(general) = %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
 func TestPredictPanics(t *testing.T) {
 	t.Parallel()
 	m, err := Fit(mat.NewDense(4, 2, []float64{1, 2, 3, 4, 5, 6, 7, 9}), []float64{0, 1, 0, 1}, nil, Config{})
