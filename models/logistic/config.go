@@ -93,7 +93,7 @@ type Config struct {
 	// model records Converged() == false.
 	MaxIter int
 	// Tol stops the optimiser once the infinity norm of the gradient of the objective
-	// divided by C Σ c_i (for L1, of the proximal gradient mapping) is below it.
+	// divided by C Σ c_i (for L1, of its minimum-norm subgradient) is below it.
 	// Zero means DefaultTol.
 	Tol float64
 	// ClassWeight weights the rows by class; the zero value is Unweighted.
