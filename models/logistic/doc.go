@@ -24,8 +24,8 @@
 // 2(1), 2009) with backtracking, soft-thresholding w and leaving b free. Both stop when
 // the infinity norm of the gradient of the objective divided by C Σ c_i (for L1, of its
 // minimum-norm subgradient) falls below Config.Tol, the scaling scikit-learn's lbfgs
-// solver uses. The coefficients on the
-// original scale of the inputs are w_j / s_j, with intercept b - Σ_j μ_j w_j / s_j.
+// solver uses. The coefficients on the original scale of the inputs are w_j / s_j, with
+// intercept b - Σ_j μ_j w_j / s_j.
 //
 // # Missing values
 //
