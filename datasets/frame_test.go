@@ -207,3 +207,20 @@ func TestWriteFrameMisuse(t *testing.T) {
 		})
 	}
 }
+// TestReadFrameArrowTypes reads a history file, whose columns have types a Frame holds
+// differently (timestamps, lists): unsupported types are an error naming the column.
+func TestReadFrameUnsupportedType(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	h := &History{Changes: []Change{testChange("c1")}}
+	if err := writeHistory(context.Background(), dir, h, FormatParquet, mem); err != nil {
+		t.Fatal(err)
+	}
+	_, err := readFrame(context.Background(), filepath.Join(dir, "changes.parquet"), mem)
+	var pe *ParseError
+	if !errors.Is(err, ErrUnsupportedType) || !errors.As(err, &pe) || pe.Column != "submitted_at" {
+		t.Fatalf("readFrame(changes.parquet) = %v, want ErrUnsupportedType naming submitted_at", err)
+	}
+}
+

@@ -1,0 +1,456 @@
+package datasets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// The table names of a history; the file of a table is <name>.<format>.
+const (
+	TableChanges = "changes"
+	TableBuilds  = "builds"
+	TablePairs   = "pairs"
+)
+
+// DefaultMaxProblems is the number of problems a read collects when
+// ReadOptions.MaxProblems is zero.
+const DefaultMaxProblems = 100
+
+// ReadOptions configure ReadHistory. The zero value is a strict read.
+type ReadOptions struct {
+	// Lenient skips every row with a problem (and every build or pair naming a skipped
+	// change) and counts it by reason in the Report, instead of failing. A problem
+	// with the file itself (a missing required column, a column of the wrong type, a
+	// malformed CSV file) fails the read in both modes.
+	Lenient bool
+	// MaxProblems is how many problems are collected: a strict read stops at this
+	// many; a lenient read keeps this many as examples in the Report and counts the
+	// rest. Zero means DefaultMaxProblems.
+	MaxProblems int
+	// Progress, when not nil, is called after each batch of rows with the table and
+	// the number of its rows read so far.
+	Progress func(table string, rows int)
+}
+
+// Report says what a read found: rows per table, skipped rows by reason, problems.
+type Report struct {
+	Format Format
+	Tables []TableReport // changes, builds and, when present, pairs
+	// Problems are the first problems found, at most ReadOptions.MaxProblems.
+	Problems []*ParseError
+	// NProblems is the number of problems found, including those not in Problems.
+	NProblems int
+}
+
+// TableReport is what a read found in one table file.
+type TableReport struct {
+	Table string // TableChanges, TableBuilds or TablePairs
+	Path  string
+	Rows  int // data rows in the file
+	Kept  int // rows returned
+	// Skipped counts the rows a lenient read skipped, by reason: the text of the
+	// sentinel error of the row's first problem (for example "negative count").
+	Skipped map[string]int
+	// Absent lists the optional columns the file does not have; their values are
+	// missing in every row.
+	Absent []string
+	// Ignored lists the columns of the file that are not part of the schema.
+	Ignored []string
+}
+
+// NSkipped returns the number of rows skipped for any reason.
+func (t *TableReport) NSkipped() int {
+	n := 0
+	for _, v := range t.Skipped {
+		n += v
+	}
+	return n
+}
+
+// String summarises the report in a few lines: rows per table, skipped rows by reason,
+// absent and ignored columns, and the number of problems.
+func (r *Report) String() string {
+	var b strings.Builder
+	for _, t := range r.Tables {
+		fmt.Fprintf(&b, "%s: %d rows read, %d kept, %d skipped (%s)\n", t.Table, t.Rows, t.Kept, t.NSkipped(), t.Path)
+		for _, reason := range sortedKeys(t.Skipped) {
+			fmt.Fprintf(&b, "  skipped %d: %s\n", t.Skipped[reason], reason)
+		}
+		if len(t.Absent) > 0 {
+			fmt.Fprintf(&b, "  absent columns (all values missing): %s\n", strings.Join(t.Absent, ", "))
+		}
+		if len(t.Ignored) > 0 {
+			fmt.Fprintf(&b, "  ignored columns: %s\n", strings.Join(t.Ignored, ", "))
+		}
+	}
+	fmt.Fprintf(&b, "problems: %d\n", r.NProblems)
+	return b.String()
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// reasons are the sentinels a problem is counted under, most specific first.
+var reasons = []error{ErrMissingColumn, ErrDuplicateColumn, ErrUnsupportedType, ErrDuplicateID, ErrSkippedChange, ErrUnknownChange, ErrNegativeCount, ErrTimeOrder, ErrInvalidValue}
+
+// reason returns the text of the sentinel err wraps, for counting problems.
+func reason(err error) string {
+	for _, s := range reasons {
+		if errors.Is(err, s) {
+			return s.Error()
+		}
+	}
+	return err.Error()
+}
+
+// DetectFormat returns the format of the history in dir: the one format for which
+// dir holds a changes file.
+func DetectFormat(dir string) (Format, error) {
+	var found []Format
+	for f := range Format(len(formatNames)) {
+		if _, err := os.Stat(filepath.Join(dir, TableChanges+f.Ext())); err == nil {
+			found = append(found, f)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return 0, fmt.Errorf("datasets: %s: %w: no changes.parquet, changes.arrow or changes.csv", dir, ErrNoHistory)
+	case 1:
+		return found[0], nil
+	}
+	return 0, fmt.Errorf("datasets: %s: %w: changes tables in %d formats (%v, %v)", dir, ErrUnknownFormat, len(found), found[0], found[1])
+}
+
+// ReadHistory reads the history in dir, in the format DetectFormat finds, and validates
+// it. A strict read (the default) returns a *ProblemsError listing up to MaxProblems
+// problems if there is any; a lenient read skips the rows with problems and counts them
+// in the Report. Each problem is a *ParseError naming the file, row (and CSV line) and
+// column. The Report is returned whenever the files could be read, also with a
+// *ProblemsError.
+//
+// The checks: required columns present; every cell parses as its column's type (a
+// number, an RFC 3339 time in CSV, true or false); counts are whole and not negative,
+// durations, tenure and truth sigma not negative, probabilities in [0, 1], numbers
+// finite; outcome and status are known names (status must not be missing); change,
+// build and pair ids are present and change and build ids unique; a build's change and
+// every entry of its path, and both changes of a pair, are in the changes table;
+// finished_at is not before started_at and decided_at not before submitted_at.
+func ReadHistory(ctx context.Context, dir string, opt ReadOptions) (*History, *Report, error) {
+	return readHistory(ctx, dir, opt, memory.DefaultAllocator)
+}
+
+func readHistory(ctx context.Context, dir string, opt ReadOptions, mem memory.Allocator) (*History, *Report, error) {
+	format, err := DetectFormat(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if opt.MaxProblems <= 0 {
+		opt.MaxProblems = DefaultMaxProblems
+	}
+	hr := &historyReader{opt: opt, mem: mem, rep: &Report{Format: format}}
+	h := &History{}
+
+	changes := newTableReader(hr, TableChanges, filepath.Join(dir, TableChanges+format.Ext()), changeFields)
+	kept := make(map[string]bool)
+	skipped := make(map[string]bool)
+	seen := make(map[string]bool)
+	changes.check = func(r *Change, problem func(string, error)) {
+		if seen[r.ChangeID] {
+			problem("change_id", fmt.Errorf("%w: change_id %q", ErrDuplicateID, r.ChangeID))
+		}
+		seen[r.ChangeID] = true
+		if !r.DecidedAt.IsZero() && !r.SubmittedAt.IsZero() && r.DecidedAt.Before(r.SubmittedAt) {
+			problem("decided_at", fmt.Errorf("%w: decided_at %s before submitted_at %s", ErrTimeOrder, formatTime(r.DecidedAt), formatTime(r.SubmittedAt)))
+		}
+	}
+	changes.done = func(r *Change, ok bool) {
+		if ok {
+			kept[r.ChangeID] = true
+			delete(skipped, r.ChangeID)
+		} else if r.ChangeID != "" && !kept[r.ChangeID] {
+			skipped[r.ChangeID] = true
+		}
+	}
+	if h.Changes, err = changes.read(ctx); err != nil {
+		return nil, hr.report(), err
+	}
+
+	// refErr says what is wrong with a reference to change id, nil when nothing is.
+	refErr := func(what, id string) error {
+		switch {
+		case kept[id]:
+			return nil
+		case skipped[id]:
+			return fmt.Errorf("%w: %s %q", ErrSkippedChange, what, id)
+		}
+		return fmt.Errorf("%w: %s %q is not in the changes table", ErrUnknownChange, what, id)
+	}
+	builds := newTableReader(hr, TableBuilds, filepath.Join(dir, TableBuilds+format.Ext()), buildFields)
+	buildIDs := make(map[string]bool)
+	builds.check = func(r *Build, problem func(string, error)) {
+		if buildIDs[r.BuildID] {
+			problem("build_id", fmt.Errorf("%w: build_id %q", ErrDuplicateID, r.BuildID))
+		}
+		buildIDs[r.BuildID] = true
+		if r.ChangeID != "" {
+			if err := refErr("change_id", r.ChangeID); err != nil {
+				problem("change_id", err)
+			}
+		}
+		for k, id := range r.Path {
+			if err := refErr(fmt.Sprintf("path entry %d", k), id); err != nil {
+				problem("path", err)
+				break
+			}
+		}
+		if !r.FinishedAt.IsZero() && !r.StartedAt.IsZero() && r.FinishedAt.Before(r.StartedAt) {
+			problem("finished_at", fmt.Errorf("%w: finished_at %s before started_at %s", ErrTimeOrder, formatTime(r.FinishedAt), formatTime(r.StartedAt)))
+		}
+	}
+	if h.Builds, err = builds.read(ctx); err != nil {
+		return nil, hr.report(), err
+	}
+
+	pairsPath := filepath.Join(dir, TablePairs+format.Ext())
+	if _, err := os.Stat(pairsPath); err == nil {
+		pairs := newTableReader(hr, TablePairs, pairsPath, pairFields)
+		pairs.check = func(r *Pair, problem func(string, error)) {
+			if r.AheadChangeID != "" {
+				if err := refErr("ahead_change_id", r.AheadChangeID); err != nil {
+					problem("ahead_change_id", err)
+				}
+			}
+			if r.BehindChangeID != "" {
+				if err := refErr("behind_change_id", r.BehindChangeID); err != nil {
+					problem("behind_change_id", err)
+				}
+			}
+		}
+		if h.Pairs, err = pairs.read(ctx); err != nil {
+			return nil, hr.report(), err
+		}
+	}
+	if !opt.Lenient && hr.rep.NProblems > 0 {
+		return nil, hr.report(), &ProblemsError{Problems: hr.rep.Problems, Truncated: hr.truncated}
+	}
+	return h, hr.report(), nil
+}
+
+// historyReader holds the state shared by the tables of one read.
+type historyReader struct {
+	opt       ReadOptions
+	mem       memory.Allocator
+	rep       *Report
+	truncated bool
+}
+
+func (hr *historyReader) report() *Report { return hr.rep }
+
+// errStop ends a strict scan at the problem limit.
+var errStop = errors.New("problem limit reached")
+
+// add records a problem; it returns errStop when a strict read must stop.
+func (hr *historyReader) add(p *ParseError) error {
+	hr.rep.NProblems++
+	if len(hr.rep.Problems) < hr.opt.MaxProblems {
+		hr.rep.Problems = append(hr.rep.Problems, p)
+	}
+	if !hr.opt.Lenient && hr.rep.NProblems >= hr.opt.MaxProblems {
+		hr.truncated = true
+		return errStop
+	}
+	return nil
+}
+
+// tableReader reads one table file into rows of type T.
+type tableReader[T any] struct {
+	hr     *historyReader
+	table  string
+	path   string
+	fields []field[T]
+	// check runs the row-level checks of a decoded row, reporting each problem.
+	check func(r *T, problem func(column string, err error))
+	// done is told whether a row was kept (after check).
+	done func(r *T, ok bool)
+}
+
+func newTableReader[T any](hr *historyReader, table, path string, fields []field[T]) *tableReader[T] {
+	return &tableReader[T]{hr: hr, table: table, path: path, fields: fields}
+}
+
+func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
+	hr := tr.hr
+	rep := TableReport{Table: tr.table, Path: tr.path, Skipped: map[string]int{}}
+	defer func() { hr.rep.Tables = append(hr.rep.Tables, rep) }()
+	if _, err := os.Stat(tr.path); err != nil {
+		return nil, fmt.Errorf("datasets: %w: %w", ErrNoHistory, err)
+	}
+	colOf := make([]int, len(tr.fields)) // file column of each field, -1 when absent
+	var names []string
+	template := blank(tr.fields)
+	rows := []T{}
+	skip := func(err error) {
+		rep.Skipped[reason(err)]++
+	}
+	sc := &scanner{path: tr.path, mem: hr.mem}
+	sc.header = func(fileNames, _ []string) error {
+		names = fileNames
+		index := make(map[string]int, len(names))
+		for j, n := range names {
+			if _, dup := index[n]; dup {
+				return &ParseError{Path: tr.path, Row: -1, Column: n, Err: ErrDuplicateColumn}
+			}
+			index[n] = j
+		}
+		var missing []*ParseError
+		known := make(map[string]bool, len(tr.fields))
+		for k := range tr.fields {
+			f := &tr.fields[k]
+			known[f.name] = true
+			j, ok := index[f.name]
+			if !ok {
+				j = -1
+				if f.required {
+					missing = append(missing, &ParseError{Path: tr.path, Row: -1, Column: f.name, Err: ErrMissingColumn})
+				} else {
+					rep.Absent = append(rep.Absent, f.name)
+				}
+			}
+			colOf[k] = j
+		}
+		for _, n := range names {
+			if !known[n] {
+				rep.Ignored = append(rep.Ignored, n)
+			}
+		}
+		if len(missing) > 0 {
+			for _, p := range missing {
+				hr.add(p)
+			}
+			return &ProblemsError{Problems: missing}
+		}
+		return nil
+	}
+	var stop error
+	sc.batch = func(b *batch) error {
+		for k := range tr.fields {
+			if j := colOf[k]; j >= 0 {
+				if err := b.cols[j].prepare(tr.fields[k].kind); err != nil {
+					return &ParseError{Path: tr.path, Row: -1, Column: tr.fields[k].name, Err: err}
+				}
+			}
+		}
+		for i := range b.n {
+			r := template
+			var first error
+			problem := func(column string, err error) {
+				if first == nil {
+					first = err
+				}
+				if stop == nil {
+					stop = hr.add(&ParseError{Path: tr.path, Line: b.line(i), Row: b.row(i), Column: column, Err: err})
+				}
+			}
+			for k := range tr.fields {
+				if j := colOf[k]; j >= 0 {
+					if err := tr.fields[k].decode(b.cols[j], i, &r); err != nil {
+						problem(tr.fields[k].name, err)
+					}
+				}
+			}
+			if tr.check != nil {
+				tr.check(&r, problem)
+			}
+			rep.Rows++
+			if tr.done != nil {
+				// A strict read skips nothing: a change with a problem is still there
+				// for the builds that name it.
+				tr.done(&r, first == nil || !hr.opt.Lenient)
+			}
+			if first != nil {
+				skip(first)
+			} else {
+				rows = append(rows, r)
+			}
+			if stop != nil {
+				return stop
+			}
+		}
+		if hr.opt.Progress != nil {
+			hr.opt.Progress(tr.table, rep.Rows)
+		}
+		return nil
+	}
+	sc.badRow = func(row, line int, err error) error {
+		rep.Rows++
+		skip(err)
+		return hr.add(&ParseError{Path: tr.path, Line: line, Row: row, Err: err})
+	}
+	err := sc.scan(ctx)
+	rep.Kept = len(rows)
+	if !hr.opt.Lenient {
+		// A strict read returns no rows, so none are skipped.
+		rep.Skipped = map[string]int{}
+	}
+	if err != nil && err != errStop {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// WriteHistory writes h to dir (created if needed) as changes.<ext>, builds.<ext> and,
+// when h.Pairs is not nil, pairs.<ext> (an existing pairs file of that format is removed
+// when h.Pairs is nil). Each file is written atomically. The output is deterministic:
+// the same History gives byte-identical files. Columns are written in the schema order,
+// the truth columns (true_p_success, true_mu_s, true_sigma_s) only when some row has a
+// value. Times are written to the microsecond.
+func WriteHistory(ctx context.Context, dir string, h *History, format Format) error {
+	return writeHistory(ctx, dir, h, format, memory.DefaultAllocator)
+}
+
+func writeHistory(ctx context.Context, dir string, h *History, format Format, mem memory.Allocator) error {
+	if int(format) >= len(formatNames) {
+		return fmt.Errorf("datasets: %w %v", ErrUnknownFormat, format)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("datasets: %w", err)
+	}
+	if err := writeRows(ctx, filepath.Join(dir, TableChanges+format.Ext()), format, h.Changes, changeFields, mem); err != nil {
+		return err
+	}
+	if err := writeRows(ctx, filepath.Join(dir, TableBuilds+format.Ext()), format, h.Builds, buildFields, mem); err != nil {
+		return err
+	}
+	pairsPath := filepath.Join(dir, TablePairs+format.Ext())
+	if h.Pairs == nil {
+		if err := os.Remove(pairsPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("datasets: %w", err)
+		}
+		return nil
+	}
+	return writeRows(ctx, pairsPath, format, h.Pairs, pairFields, mem)
+}
+
+func writeRows[T any](ctx context.Context, path string, format Format, rows []T, fields []field[T], mem memory.Allocator) error {
+	cols := make([]wcol, 0, len(fields))
+	for k := range fields {
+		if fields[k].truth && !fields[k].present(rows) {
+			continue
+		}
+		cols = append(cols, fields[k].wcol(rows))
+	}
+	return writeTable(ctx, path, format, len(rows), cols, mem)
+}
