@@ -207,6 +207,7 @@ func TestWriteFrameMisuse(t *testing.T) {
 		})
 	}
 }
+
 // TestReadFrameArrowTypes reads a history file, whose columns have types a Frame holds
 // differently (timestamps, lists): unsupported types are an error naming the column.
 func TestReadFrameUnsupportedType(t *testing.T) {
@@ -223,4 +224,3 @@ func TestReadFrameUnsupportedType(t *testing.T) {
 		t.Fatalf("readFrame(changes.parquet) = %v, want ErrUnsupportedType naming submitted_at", err)
 	}
 }
-
