@@ -168,3 +168,48 @@ func best(by []float64) BatchSizes {
 	}
 	return r
 }
+
+// DefaultMaxBatchSize is the largest batch size BatchQuery compares when MaxBatchSize
+// is zero.
+const DefaultMaxBatchSize = 32
+
+// BatchQuery asks for the cost of batching under both schemes.
+type BatchQuery struct {
+	// PSucc, when not empty, is the list of changes to batch in queue order; sizes 1
+	// to len(PSucc) are compared (see BestBatchSizeList).
+	PSucc []float64
+	// CommonPSucc is the success probability of every change when PSucc is empty;
+	// sizes 1 to MaxBatchSize are compared (see BestBatchSize).
+	CommonPSucc float64
+	// MaxBatchSize is the largest size compared for CommonPSucc; zero means
+	// DefaultMaxBatchSize. It is ignored for a list.
+	MaxBatchSize int
+}
+
+// BatchComparison holds the batch sizes of both schemes.
+type BatchComparison struct {
+	OnePhase, TwoPhase BatchSizes
+}
+
+// CompareBatching returns the cost of every batch size and the best one under
+// OnePhase and TwoPhase for q. Bad input returns an error wrapping ErrInvalidBatch.
+func CompareBatching(q BatchQuery) (BatchComparison, error) {
+	var c BatchComparison
+	var err error
+	if len(q.PSucc) > 0 {
+		if c.OnePhase, err = BestBatchSizeList(OnePhase, q.PSucc); err != nil {
+			return c, err
+		}
+		c.TwoPhase, err = BestBatchSizeList(TwoPhase, q.PSucc)
+		return c, err
+	}
+	maxB := q.MaxBatchSize
+	if maxB == 0 {
+		maxB = DefaultMaxBatchSize
+	}
+	if c.OnePhase, err = BestBatchSize(OnePhase, q.CommonPSucc, maxB); err != nil {
+		return c, err
+	}
+	c.TwoPhase, err = BestBatchSize(TwoPhase, q.CommonPSucc, maxB)
+	return c, err
+}

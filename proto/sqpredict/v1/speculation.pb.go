@@ -641,8 +641,8 @@ type SpeculationNode struct {
 	AssumedLandedChangeIds []string `protobuf:"bytes,2,rep,name=assumed_landed_change_ids,json=assumedLandedChangeIds,proto3" json:"assumed_landed_change_ids,omitempty"`
 	// The conflicting changes pending ahead that the build assumes rejected.
 	AssumedRejectedChangeIds []string `protobuf:"bytes,3,rep,name=assumed_rejected_change_ids,json=assumedRejectedChangeIds,proto3" json:"assumed_rejected_change_ids,omitempty"`
-	// Probability that the build's result is needed, and its natural logarithm (a very
-	// negative number stands for log 0, which JSON cannot carry as -Infinity).
+	// Probability that the build's result is needed, and its natural logarithm
+	// (-Infinity, "-Infinity" in JSON, for an aborted build that can never be needed).
 	PNeeded    float64    `protobuf:"fixed64,4,opt,name=p_needed,json=pNeeded,proto3" json:"p_needed,omitempty"`
 	LogPNeeded float64    `protobuf:"fixed64,5,opt,name=log_p_needed,json=logPNeeded,proto3" json:"log_p_needed,omitempty"`
 	Action     NodeAction `protobuf:"varint,6,opt,name=action,proto3,enum=sqpredict.v1.NodeAction" json:"action,omitempty"`
