@@ -1,6 +1,8 @@
 module github.com/sqpredict/sqpredict
 
-go 1.26
+go 1.26.0
+
+require gonum.org/v1/gonum v0.17.0
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
@@ -28,7 +30,7 @@ require (
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
-	gonum.org/v1/gonum v0.17.0 // indirect
+	golang.org/x/tools v0.49.0 // indirect
 	gonum.org/v1/plot v0.17.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b // indirect
 	google.golang.org/grpc v1.85.0 // indirect
