@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -78,7 +79,7 @@ type ReliabilitySeries struct {
 func (r Reliability) kind() string  { return "reliability" }
 func (r Reliability) title() string { return r.Title }
 func (r Reliability) caption() string {
-	return "Observed success rate against mean predicted probability in equal-width bins (empty bins left out); " +
+	return "Observed share of label 1 against mean predicted probability in equal-width bins (empty bins left out); " +
 		"points on the dashed diagonal are calibrated. Lower panel: rows per bin."
 }
 
@@ -95,8 +96,10 @@ func (r Reliability) build() ([]*plot.Plot, vg.Length, vg.Length, error) {
 		p.X.Min, p.X.Max = 0, 1
 	}
 	top.Y.Min, top.Y.Max = 0, 1
+	top.X.Tick.Marker, top.Y.Tick.Marker, bottom.X.Tick.Marker = tenths, tenths, tenths
 	bottom.Y.Min = 0
-	top.Legend.Top, top.Legend.Left = true, true
+	legendAt(top, true)
+	top.Add(plotter.NewGrid())
 
 	diag := mustLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
 	diag.LineStyle = draw.LineStyle{Color: grey, Width: vg.Points(1), Dashes: dashed}
@@ -137,16 +140,19 @@ func (r Reliability) build() ([]*plot.Plot, vg.Length, vg.Length, error) {
 
 	// Bars of each bin side by side, one per series, so that counts of several
 	// classifiers stay readable.
+	maxCount := 1
 	for si, s := range r.Series {
 		h := &plotter.Histogram{FillColor: seriesColor(si), LineStyle: draw.LineStyle{Color: color.White, Width: vg.Points(0.5)}}
 		for _, b := range s.Bins {
 			w := (b.Hi - b.Lo) / float64(len(r.Series))
 			lo := b.Lo + float64(si)*w
 			h.Bins = append(h.Bins, plotter.HistogramBin{Min: lo, Max: lo + w, Weight: float64(b.Count)})
+			maxCount = max(maxCount, b.Count)
 		}
 		bottom.Add(h)
 	}
 	bottom.Add(plotter.NewGrid())
+	bottom.Y.Max = 1.08 * float64(maxCount)
 	return []*plot.Plot{top, bottom}, 6.5 * vg.Inch, 7 * vg.Inch, nil
 }
 
@@ -236,9 +242,13 @@ func (p PredictedActual) build() ([]*plot.Plot, vg.Length, vg.Length, error) {
 	if model == "" {
 		model = "rows"
 	}
-	pl.Legend.Add(fmt.Sprintf("%s (%d rows)", model, n), sc)
+	if len(rows) < n {
+		pl.Legend.Add(fmt.Sprintf("%s: %d of %d rows", model, len(rows), n), sc)
+	} else {
+		pl.Legend.Add(fmt.Sprintf("%s: %d rows", model, n), sc)
+	}
 	pl.Legend.Add("y = x", diag)
-	pl.Legend.Top, pl.Legend.Left = true, true
+	legendAt(pl, true)
 	return []*plot.Plot{pl}, 6.5 * vg.Inch, 6 * vg.Inch, nil
 }
 
@@ -328,7 +338,7 @@ func (p PITHistogram) build() ([]*plot.Plot, vg.Length, vg.Length, error) {
 	uni.LineStyle = draw.LineStyle{Color: grey, Width: vg.Points(1.2), Dashes: dashed}
 	pl.Add(uni)
 	pl.Legend.Add("uniform", uni)
-	pl.Legend.Top = true
+	legendAt(pl, false)
 	// Leave head room above the bars for the legend.
 	ymax := 1.0
 	for _, s := range p.Series {
@@ -402,8 +412,9 @@ func (c Coverage) build() ([]*plot.Plot, vg.Length, vg.Length, error) {
 	diag.LineStyle = draw.LineStyle{Color: grey, Width: vg.Points(1.2), Dashes: dashed}
 	pl.Add(diag, plotter.NewGrid())
 	pl.Legend.Add("nominal = empirical", diag)
-	pl.Legend.Top, pl.Legend.Left = true, true
+	legendAt(pl, true)
 	pl.X.Min, pl.X.Max, pl.Y.Min, pl.Y.Max = lo, 1, lo, 1
+	pl.X.Tick.Marker, pl.Y.Tick.Marker = tenths, tenths
 	return []*plot.Plot{pl}, 6.5 * vg.Inch, 5 * vg.Inch, nil
 }
 
@@ -480,6 +491,16 @@ func (f forest) build() ([]*plot.Plot, vg.Length, vg.Length, error) {
 		pl.Add(bar, pt)
 	}
 	pl.Y.Min, pl.Y.Max = -0.7, float64(len(rows))-0.3
+	// Room on both sides so that no interval ends on the frame, and 0 always shown.
+	xmin, xmax := 0.0, 0.0
+	for _, r := range rows {
+		xmin, xmax = min(xmin, r.lo, r.d), max(xmax, r.hi, r.d)
+	}
+	pad := 0.08 * (xmax - xmin)
+	if pad == 0 {
+		pad = 1
+	}
+	pl.X.Min, pl.X.Max = xmin-pad, xmax+pad
 	h := vg.Length(1.3+0.4*float64(len(rows))) * vg.Inch
 	return []*plot.Plot{pl}, 6.5 * vg.Inch, h, nil
 }
@@ -513,9 +534,29 @@ func render(p Plot) (png []byte, wPx, hPx int, err error) {
 	return buf.Bytes(), b.Dx(), b.Dy(), nil
 }
 
+// tenths marks a probability axis every 0.1.
+var tenths = func() plot.ConstantTicks {
+	var t plot.ConstantTicks
+	for k := 0; k <= 10; k++ {
+		t = append(t, plot.Tick{Value: float64(k) / 10, Label: strconv.FormatFloat(float64(k)/10, 'f', 1, 64)})
+	}
+	return t
+}()
+
+// legendAt puts the legend in the top left or top right corner, inset from the frame.
+func legendAt(p *plot.Plot, left bool) {
+	p.Legend.Top, p.Legend.Left = true, left
+	p.Legend.YOffs = -vg.Points(6)
+	p.Legend.XOffs = vg.Points(8)
+	if !left {
+		p.Legend.XOffs = -vg.Points(8)
+	}
+}
+
 func newPlot(title string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
+	p.Title.Padding = vg.Points(8)
 	p.Title.TextStyle.Font.Size = vg.Points(13)
 	p.X.Label.TextStyle.Font.Size = vg.Points(11)
 	p.Y.Label.TextStyle.Font.Size = vg.Points(11)

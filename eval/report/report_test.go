@@ -551,3 +551,14 @@ func TestWriteMetricsJSON(t *testing.T) {
 		t.Errorf("WriteMetricsJSON(NaN) = %v, want an error naming %s", err, path)
 	}
 }
+
+func BenchmarkWriteSample(b *testing.B) {
+	in := sampleInput(b)
+	dir := b.TempDir()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Write(dir, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
