@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -42,6 +43,11 @@ func TestSynthDeterministic(t *testing.T) {
 			if len(h.Changes) != len(want.Changes) || len(h.Builds) != len(want.Builds) || len(h.Pairs) != len(want.Pairs) {
 				t.Fatalf("read %d changes, %d builds, %d pairs; generated %d, %d, %d",
 					len(h.Changes), len(h.Builds), len(h.Pairs), len(want.Changes), len(want.Builds), len(want.Pairs))
+			}
+			// Times are whole seconds and floats are written exactly, so the files hold
+			// the generated history value for value.
+			if !reflect.DeepEqual(h, want) {
+				t.Errorf("the history read back differs from the generated one")
 			}
 			for _, table := range []string{"changes", "builds", "pairs"} {
 				name := table + "." + format

@@ -693,9 +693,9 @@ func (s *sim) history() *datasets.History {
 		h.Changes[i] = c.c
 	}
 	for i, b := range s.builds {
-		path := make([]string, len(b.path))
-		for k, j := range b.path {
-			path[k] = s.changes[j].c.ChangeID
+		var path []string // nil for the empty path, as datasets' readers return it
+		for _, j := range b.path {
+			path = append(path, s.changes[j].c.ChangeID)
 		}
 		h.Builds[i] = datasets.Build{
 			BuildID:           fmt.Sprintf("B%08d", i+1),
