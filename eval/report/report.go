@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sqpredict/sqpredict/eval"
@@ -54,7 +55,7 @@ type Section struct {
 	// Metrics are the table rows, e.g. accuracy, log loss, or a gap to the Bayes limit.
 	Metrics []Metric
 	// Diffs are paired-bootstrap differences B − A (compare reports); when present the
-	// section also gets a table of them and a forest plot.
+	// section also gets a table of them and, unless A is 0 for every one, a forest plot.
 	Diffs []Difference
 	// Plots are the section's figures in order.
 	Plots []Plot
@@ -228,6 +229,8 @@ func build(in Input) (pageData, []*figure, error) {
 		plots := sec.Plots
 		if len(sec.Diffs) > 0 {
 			sd.Level = levelText(sec.Diffs)
+		}
+		if slices.ContainsFunc(sec.Diffs, func(d Difference) bool { return d.A != 0 }) {
 			f := forest{Title: sec.Name + ": " + page.B + " against " + page.A, A: page.A, B: page.B, Diffs: sec.Diffs}
 			plots = append([]Plot{f}, plots...)
 		}

@@ -452,7 +452,6 @@ func TestWriteErrors(t *testing.T) {
 		{"duplicate model", Input{Models: []string{"a", "a"}}, ErrInput, `"a"`},
 		{"bad better", Input{Models: []string{"a"}, Sections: []Section{{Name: "s", Metrics: []Metric{{Name: "auc", Better: "up"}}}}}, ErrInput, `"auc"`},
 		{"NaN difference", Input{Sections: []Section{{Name: "s", Diffs: []Difference{{Metric: "auc", PairedDiff: nanDiff}}}}}, ErrNotFinite, `"auc"`},
-		{"difference with zero A only", Input{Sections: []Section{{Name: "s", Diffs: []Difference{{Metric: "auc", PairedDiff: eval.PairedDiff{Level: 0.95}}}}}}, ErrNoData, "nonzero value of A"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -468,6 +467,24 @@ func TestWriteErrors(t *testing.T) {
 				t.Errorf("Write failed but created %s (stat: %v)", dir, err)
 			}
 		})
+	}
+}
+
+// TestForestSkipsZeroA checks that differences whose model A value is 0 (gaps to a
+// limit, say) get their table but no forest plot, which could not scale them.
+func TestForestSkipsZeroA(t *testing.T) {
+	t.Parallel()
+	in := Input{Sections: []Section{{Name: "s", Diffs: []Difference{{Metric: "gap", PairedDiff: eval.PairedDiff{B: 0.1, Diff: 0.1, Lo: 0.05, Hi: 0.2, Level: 0.9}}}}}}
+	dir := t.TempDir()
+	if err := Write(dir, in); err != nil {
+		t.Fatal(err)
+	}
+	pp := parsePage(t, filepath.Join(dir, HTMLFile))
+	if len(pp.imgs) != 0 || len(pp.tables) != 1 || len(pp.tables[0]) != 2 {
+		t.Errorf("page has %d images and tables %q, want no image and one difference row", len(pp.imgs), pp.tables)
+	}
+	if !strings.Contains(pp.text, "90% interval") || !strings.Contains(pp.text, "B worse") {
+		t.Errorf("difference table lacks the 90%% interval header or the verdict:\n%s", pp.text)
 	}
 }
 
