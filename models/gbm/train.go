@@ -262,20 +262,14 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 			return nil, fmt.Errorf("gbm: tree %d: %w", it, err)
 		}
 		t = t.Scaled(cfg.LearningRate)
-		t.shrinkage = cfg.LearningRate
+		// delta is what the tree adds to the scores, which start at init.
+		delta := t.leafValues
 		if it == 0 && init != 0 {
 			t = t.addBias(init)
 		}
 		trees = append(trees, t)
 		// Update the training scores: grown rows by the leaf they were partitioned
-		// into, out-of-bag rows by prediction. The first tree holds init already.
-		delta := t.leafValues
-		if it == 0 && init != 0 {
-			delta = slices.Clone(t.leafValues)
-			for i := range delta {
-				delta[i] -= init
-			}
-		}
+		// into, out-of-bag rows by prediction.
 		for i := range score {
 			if bag == nil || inBag[i] {
 				score[i] += delta[leafOf[i]]
