@@ -1,6 +1,7 @@
 package features
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -45,6 +46,7 @@ type Index struct {
 	events  []devEvent   // developer-statistics events, sorted by time
 	// Pairs skipped before labelling, by reason.
 	pairSkips map[string]int
+	nNames    int // distinct affected target names
 	truth     map[[2]string]*datasets.Pair
 }
 
@@ -52,10 +54,12 @@ type changeInfo struct {
 	decided     time.Time // D: decided_at, else latest build time; zero when unknown
 	queuePos    int32
 	label       int8
-	labelBuild  int32   // the build the label came from; -1 without a label
-	asOfBuild   int32   // latest-started decisive build; -1 without one
-	builds      []int32 // all builds of the change, in table order
-	targets     []string
+	labelBuild  int32    // the build the label came from; -1 without a label
+	asOfBuild   int32    // latest-started decisive build; -1 without one
+	builds      []int32  // all builds of the change, in table order
+	targets     []int32  // affected targets as sorted distinct ids; nil when unknown
+	nTargets    float64  // len(targets), NaN when unknown: the affected_targets feature
+	bits        []uint64 // targets as a bitset when there are at least bitsetMin of them
 	conflicts   float64
 	ahead       float64
 	realAll     int32 // number of changes on the real path
@@ -79,6 +83,7 @@ type devEvent struct {
 	kind   uint8 // 0 change, 1 pair, 2 build
 	label  int8
 	a, b   int32 // change indices (b: other change of a pair)
+	seq    int32 // order of creation, which breaks ties of at
 	logDur float64
 }
 
@@ -106,10 +111,17 @@ func NewIndex(ctx context.Context, h *datasets.History) (*Index, error) {
 		ix.changes[i].label = labelUnknown
 		ix.changes[i].labelBuild = -1
 		ix.changes[i].asOfBuild = -1
-		if t := h.Changes[i].AffectedTargets; t != nil {
-			ix.changes[i].targets = sortedSet(t)
-		}
 	}
+	ix.internTargets()
+	// One backing array for every path, and the builds of every change as windows of one
+	// array (counted first), keep NewIndex at a few allocations per table.
+	nPath := 0
+	for i := range h.Builds {
+		nPath += len(h.Builds[i].Path)
+	}
+	paths := make([]int32, 0, nPath)
+	perChange := make([]int32, len(h.Changes))
+	buildOf := make([]int32, len(h.Builds))
 	buildIDs := make(map[string]int, len(h.Builds))
 	for i := range h.Builds {
 		b := &h.Builds[i]
@@ -121,16 +133,25 @@ func NewIndex(ctx context.Context, h *datasets.History) (*Index, error) {
 		if !ok {
 			return nil, fmt.Errorf("features: %w: build %q (row %d): change_id %q is not a change", ErrInvalidHistory, b.BuildID, i+1, b.ChangeID)
 		}
-		ix.changes[ci].builds = append(ix.changes[ci].builds, int32(i))
-		path := make([]int32, len(b.Path))
-		for k, id := range b.Path {
+		buildOf[i] = ci
+		perChange[ci]++
+		start := len(paths)
+		for _, id := range b.Path {
 			pi, ok := byID[id]
 			if !ok {
 				return nil, fmt.Errorf("features: %w: build %q (row %d): path entry %q is not a change", ErrInvalidHistory, b.BuildID, i+1, id)
 			}
-			path[k] = pi
+			paths = append(paths, pi)
 		}
-		ix.builds[i].path = path
+		ix.builds[i].path = paths[start:len(paths):len(paths)]
+	}
+	all := make([]int32, 0, len(h.Builds))
+	for ci, n := range perChange {
+		ix.changes[ci].builds = all[len(all) : len(all) : len(all)+int(n)]
+		all = all[:len(all)+int(n)]
+	}
+	for i, ci := range buildOf {
+		ix.changes[ci].builds = append(ix.changes[ci].builds, int32(i))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("features: indexing history: %w", err)
@@ -142,8 +163,11 @@ func NewIndex(ctx context.Context, h *datasets.History) (*Index, error) {
 	for i := range ix.queue {
 		ix.queue[i] = int32(i)
 	}
-	slices.SortStableFunc(ix.queue, func(a, b int32) int {
-		return h.Changes[a].SubmittedAt.Compare(h.Changes[b].SubmittedAt)
+	slices.SortFunc(ix.queue, func(a, b int32) int {
+		if c := h.Changes[a].SubmittedAt.Compare(h.Changes[b].SubmittedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
 	})
 	for p, ci := range ix.queue {
 		ix.changes[ci].queuePos = int32(p)
@@ -237,7 +261,7 @@ func (ix *Index) sweepQueue() {
 				ix.pairSkips[SkipUnknownTargets]++
 				continue
 			}
-			if n, _, _ := overlap(ia.targets, info.targets); n == 0 {
+			if overlapInfo(ia, info) == 0 {
 				continue
 			}
 			if required {
@@ -330,12 +354,11 @@ func (ix *Index) isRealPath(c int, path []int32) bool {
 // mayConflict reports whether changes a and c share an affected target or either's
 // affected targets are unknown.
 func (ix *Index) mayConflict(a, c int) bool {
-	ta, tc := ix.changes[a].targets, ix.changes[c].targets
-	if ta == nil || tc == nil {
+	ia, ic := &ix.changes[a], &ix.changes[c]
+	if ia.targets == nil || ic.targets == nil {
 		return true
 	}
-	n, _, _ := overlap(ta, tc)
-	return n > 0
+	return overlapInfo(ia, ic) > 0
 }
 
 // labelPair derives the conflict label of a candidate pair (see the package comment).
@@ -378,6 +401,7 @@ func (ix *Index) labelPair(p *pairInfo) {
 // decisive build with a duration when its change was decided.
 func (ix *Index) collectEvents() {
 	h := ix.h
+	ix.events = make([]devEvent, 0, len(h.Changes)+len(h.Builds)+len(ix.pairs))
 	for i := range h.Changes {
 		info := &ix.changes[i]
 		if info.decided.IsZero() {
@@ -401,7 +425,15 @@ func (ix *Index) collectEvents() {
 		}
 		ix.events = append(ix.events, devEvent{at: at, kind: 1, label: p.label, a: p.ahead, b: p.behind})
 	}
-	slices.SortStableFunc(ix.events, func(x, y devEvent) int { return x.at.Compare(y.at) })
+	for k := range ix.events {
+		ix.events[k].seq = int32(k)
+	}
+	slices.SortFunc(ix.events, func(x, y devEvent) int {
+		if c := x.at.Compare(y.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.seq, y.seq)
+	})
 }
 
 func (ix *Index) apply(t *DevTable, e *devEvent) {
@@ -506,4 +538,130 @@ func (ix *Index) DevStats(ci int) DevStats { return ix.changes[ci].dev }
 func (ix *Index) SuccessLabel(ci int) (label float64, ok bool) {
 	l := ix.changes[ci].label
 	return float64(l), l != labelUnknown
+}
+
+// internTargets numbers the affected target names of the history and stores every
+// change's targets as a sorted set of numbers (and, for large sets, a bitset), so that the
+// many overlaps the index computes compare integers. The sets have the same sizes and
+// intersections as the per-row functions' string sets.
+func (ix *Index) internTargets() {
+	h := ix.h
+	n := 0
+	for i := range h.Changes {
+		n += len(h.Changes[i].AffectedTargets)
+	}
+	// Number names in order of first sight (one map access per name), then renumber in
+	// the names' sort order, so that a sorted list of names (the usual form) gives a
+	// sorted set of numbers without sorting.
+	ids := make(map[string]int32)
+	var names []string
+	all := make([]int32, 0, n)
+	for i := range h.Changes {
+		for _, name := range h.Changes[i].AffectedTargets {
+			id, ok := ids[name]
+			if !ok {
+				id = int32(len(names))
+				ids[name] = id
+				names = append(names, name)
+			}
+			all = append(all, id)
+		}
+	}
+	order := make([]int32, len(names))
+	for k := range order {
+		order[k] = int32(k)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(names[a], names[b]) })
+	rank := make([]int32, len(names))
+	for r, id := range order {
+		rank[id] = int32(r)
+	}
+	ix.nNames = len(names)
+	read, write := 0, 0
+	for i := range h.Changes {
+		info := &ix.changes[i]
+		t := h.Changes[i].AffectedTargets
+		if t == nil {
+			info.nTargets = nan
+			continue
+		}
+		set := all[write : write+len(t)]
+		for k := range set {
+			set[k] = rank[all[read+k]]
+		}
+		read += len(t)
+		if !isStrictlyIncreasing(set) {
+			slices.Sort(set)
+			set = slices.Compact(set)
+		}
+		write += len(set)
+		info.targets = set[:len(set):len(set)]
+		info.nTargets = float64(len(set))
+		if len(set) >= bitsetMin {
+			info.bits = make([]uint64, (ix.nNames+63)/64)
+			for _, x := range set {
+				info.bits[x/64] |= 1 << (x % 64)
+			}
+		}
+	}
+}
+
+// bitsetMin is the size from which a change's target set also gets a bitset: large diffs
+// that affect most targets meet every pending change, and a bit test beats a search.
+const bitsetMin = 256
+
+// overlapInfo returns the size of the intersection of two changes' target sets.
+func overlapInfo(a, b *changeInfo) int {
+	if len(a.targets) > len(b.targets) {
+		a, b = b, a
+	}
+	if b.bits == nil {
+		return intersect(a.targets, b.targets)
+	}
+	n := 0
+	for _, x := range a.targets {
+		n += int(b.bits[x/64] >> (x % 64) & 1)
+	}
+	return n
+}
+
+// intersect returns the size of the intersection of two sorted sets. When one is much
+// smaller than the other (a small change against a large diff that affects most targets)
+// it looks each of its elements up by binary search instead of merging.
+func intersect(a, b []int32) int {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	n := 0
+	if len(a)*16 < len(b) {
+		for _, x := range a {
+			if _, found := slices.BinarySearch(b, x); found {
+				n++
+			}
+		}
+		return n
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			n++
+			i++
+			j++
+		}
+	}
+	return n
+}
+
+func isStrictlyIncreasing(s []int32) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i-1] >= s[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -233,6 +233,24 @@ func TestLeakage(t *testing.T) {
 func TestServingMatchesTraining(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	h := randomHistory(rng, 120)
+	checkServing(t, h)
+	// Large diffs: target sets past bitsetMin, unsorted, with duplicates.
+	h = randomHistory(rng, 120)
+	for i := range h.Changes {
+		if rng.IntN(4) == 0 {
+			n := bitsetMin + rng.IntN(200)
+			tg := make([]string, n)
+			for k := range tg {
+				tg[k] = "L" + strconv.Itoa(rng.IntN(600))
+			}
+			h.Changes[i].AffectedTargets = append(tg, randomTargets[rng.IntN(len(randomTargets))])
+		}
+	}
+	checkServing(t, h)
+}
+
+func checkServing(t *testing.T, h *datasets.History) {
+	t.Helper()
 	ix, tabs := allTables(t, h)
 	changes := make(map[string]*datasets.Change)
 	for i := range h.Changes {

@@ -57,7 +57,13 @@ func Success(dst []float64, c *datasets.Change, spec Speculation, dev DevStats) 
 	if len(dst) != NSuccess {
 		panic("features: dst length mismatch")
 	}
-	o := writeChange(dst, 0, c)
+	return success(dst, c, affectedCount(c), spec, dev)
+}
+
+// success is Success with the number of c's distinct affected targets given, the form the
+// Index calls with the count it already has.
+func success(dst []float64, c *datasets.Change, nTargets float64, spec Speculation, dev DevStats) []float64 {
+	o := writeChange(dst, 0, c, nTargets)
 	o = writeRevision(dst, o, c)
 	o = writeDeveloper(dst, o, c, dev)
 	writeSpeculation(dst, o, spec)
@@ -71,7 +77,12 @@ func BuildTime(dst []float64, c *datasets.Change, spec Speculation, dev DevStats
 	if len(dst) != NBuildTime {
 		panic("features: dst length mismatch")
 	}
-	o := writeChange(dst, 0, c)
+	return buildTime(dst, c, affectedCount(c), spec, dev)
+}
+
+// buildTime is BuildTime with the number of c's distinct affected targets given.
+func buildTime(dst []float64, c *datasets.Change, nTargets float64, spec Speculation, dev DevStats) []float64 {
+	o := writeChange(dst, 0, c, nTargets)
 	o = writeRevision(dst, o, c)
 	o = writeDeveloper(dst, o, c, dev)
 	dst[o] = dev.MeanLogDuration
@@ -87,20 +98,40 @@ func Conflict(dst []float64, ahead, behind *datasets.Change, devAhead, devBehind
 	if len(dst) != NConflict {
 		panic("features: dst length mismatch")
 	}
+	inter := nan
+	if ahead.AffectedTargets != nil && behind.AffectedTargets != nil {
+		n, _, _ := overlap(ahead.AffectedTargets, behind.AffectedTargets)
+		inter = float64(n)
+	}
+	return conflict(dst, ahead, behind, affectedCount(ahead), affectedCount(behind), inter, devAhead, devBehind)
+}
+
+// conflict is Conflict with the numbers of distinct affected targets of each change and
+// of their intersection given (NaN when unknown).
+func conflict(dst []float64, ahead, behind *datasets.Change, nAhead, nBehind, inter float64, devAhead, devBehind DevStats) []float64 {
 	o := 0
 	for _, s := range [2]struct {
 		c   *datasets.Change
+		n   float64
 		dev DevStats
-	}{{ahead, devAhead}, {behind, devBehind}} {
-		o = writeChange(dst, o, s.c)
+	}{{ahead, nAhead, devAhead}, {behind, nBehind, devBehind}} {
+		o = writeChange(dst, o, s.c, s.n)
 		o = writeRevision(dst, o, s.c)
 		o = writeDeveloper(dst, o, s.c, s.dev)
 	}
-	writePair(dst, o, ahead, behind)
+	writePair(dst, o, ahead, behind, inter, nAhead+nBehind-inter)
 	return dst
 }
 
-func writeChange(d []float64, o int, c *datasets.Change) int {
+// affectedCount returns the number of distinct affected targets of c, NaN when unknown.
+func affectedCount(c *datasets.Change) float64 {
+	if c.AffectedTargets == nil {
+		return nan
+	}
+	return float64(distinct(c.AffectedTargets))
+}
+
+func writeChange(d []float64, o int, c *datasets.Change, at float64) int {
 	d = d[o : o+nChange]
 	d[0] = c.TargetsChanged
 	d[1] = c.TargetsAdded
@@ -114,10 +145,6 @@ func writeChange(d []float64, o int, c *datasets.Change) int {
 	d[9] = c.BinariesRemoved
 	d[10] = c.InitialChecksPassed
 	d[11] = c.InitialChecksFailed
-	at := nan
-	if c.AffectedTargets != nil {
-		at = float64(distinct(c.AffectedTargets))
-	}
 	d[12] = at
 	d[13] = math.Log1p(c.TargetsChanged)
 	d[14] = math.Log1p(c.LinesAdded)
@@ -166,15 +193,13 @@ func writeSpeculation(d []float64, o int, s Speculation) int {
 	return o + nSpeculation
 }
 
-func writePair(d []float64, o int, a, b *datasets.Change) int {
+// writePair writes the pair group; inter and union are the sizes of the intersection and
+// the union of the two changes' affected-target sets, NaN when unknown.
+func writePair(d []float64, o int, a, b *datasets.Change, inter, union float64) int {
 	d = d[o : o+nPair]
-	inter, jac := nan, nan
-	if a.AffectedTargets != nil && b.AffectedTargets != nil {
-		n, na, nb := overlap(a.AffectedTargets, b.AffectedTargets)
-		inter = float64(n)
-		if u := na + nb - n; u > 0 {
-			jac = float64(n) / float64(u)
-		}
+	jac := nan
+	if union > 0 {
+		jac = inter / union
 	}
 	d[0] = inter
 	d[1] = jac

@@ -198,6 +198,11 @@ func TestOverlapBruteForce(t *testing.T) {
 		if inter != want || na != len(ma) || nb != len(mb) || distinct(a) != len(ma) {
 			t.Fatalf("overlap(%v, %v) = %d, %d, %d (distinct %d), want %d, %d, %d", a, b, inter, na, nb, distinct(a), want, len(ma), len(mb))
 		}
+		// The index's integer sets: ids of the sorted distinct names.
+		ia, ib := intSet(a), intSet(b)
+		if got := intersect(ia, ib); got != want {
+			t.Fatalf("intersect(%v, %v) = %d, want %d", ia, ib, got, want)
+		}
 	}
 }
 
@@ -216,4 +221,15 @@ func TestFlagsAndMissing(t *testing.T) {
 			t.Errorf("%s = %v, want NaN", name, v)
 		}
 	}
+}
+
+// intSet maps target names to sorted distinct numbers the way internTargets does (the
+// number is the name's position in randomTargets times 5 plus its suffix letter).
+func intSet(s []string) []int32 {
+	var out []int32
+	for _, x := range s {
+		out = append(out, int32(slices.Index(randomTargets, x[:3])*5+int(x[3]-'a')))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

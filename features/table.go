@@ -148,7 +148,7 @@ func (ix *Index) successRows(ctx context.Context, t *Table) error {
 			t.Skipped[SkipNoRealOrEmptyPathBuild]++
 			continue
 		}
-		Success(t.grow(), c, ix.builds[info.asOfBuild].spec, info.dev)
+		success(t.grow(), c, info.nTargets, ix.builds[info.asOfBuild].spec, info.dev)
 		t.Y = append(t.Y, float64(info.label))
 		t.ChangeID = append(t.ChangeID, c.ChangeID)
 		t.BuildID = append(t.BuildID, h.Builds[info.asOfBuild].BuildID)
@@ -183,7 +183,9 @@ func (ix *Index) conflictRows(ctx context.Context, t *Table) error {
 			continue
 		}
 		a, b := &h.Changes[p.ahead], &h.Changes[p.behind]
-		Conflict(t.grow(), a, b, p.devAhead, ix.changes[p.behind].dev)
+		ia, ib := &ix.changes[p.ahead], &ix.changes[p.behind]
+		// Candidate pairs have known targets.
+		conflict(t.grow(), a, b, ia.nTargets, ib.nTargets, float64(overlapInfo(ia, ib)), p.devAhead, ib.dev)
 		t.Y = append(t.Y, float64(p.label))
 		t.ChangeID = append(t.ChangeID, b.ChangeID)
 		t.AheadID = append(t.AheadID, a.ChangeID)
@@ -239,7 +241,7 @@ func (ix *Index) buildTimeRows(ctx context.Context, t *Table) error {
 				t.Skipped[SkipMissingDuration]++
 				continue
 			}
-			BuildTime(t.grow(), c, ix.builds[bi].spec, info.dev)
+			buildTime(t.grow(), c, info.nTargets, ix.builds[bi].spec, info.dev)
 			t.Y = append(t.Y, b.DurationS)
 			t.ChangeID = append(t.ChangeID, c.ChangeID)
 			t.BuildID = append(t.BuildID, b.BuildID)
