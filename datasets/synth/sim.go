@@ -98,7 +98,6 @@ type chg struct {
 	changed  []int32 // changed targets
 	affected []int32 // reverse-dependency closure of changed, sorted
 	newNames []string
-	skill    float64
 	pTrue    float64
 	good     bool   // intrinsically good: its build on HEAD alone succeeds
 	landed   bool   // the outcome, known at arrival (see Simulate)
@@ -349,7 +348,7 @@ func (s *sim) arrive(t float64, dev, rev int, prev *chg) {
 	r := s.rAttr
 	d := s.devs[dev]
 	idx := len(s.changes)
-	c := &chg{dev: dev, rev: rev, skill: d.Skill, active: -1, finished: -1}
+	c := &chg{dev: dev, rev: rev, active: -1, finished: -1}
 	c.c = datasets.Change{
 		ChangeID:         fmt.Sprintf("C%07d", idx+1),
 		Repo:             s.cfg.Repo,
@@ -400,10 +399,6 @@ func (s *sim) arrive(t float64, dev, rev int, prev *chg) {
 	// Ahead set and conflicts: every pending change with overlapping affected targets.
 	cand := slices.Clone(s.pending)
 	slices.Sort(cand)
-	defer func() {
-		// The queue's predictor: right about the outcome with probability predictorAccuracy.
-		c.guess = c.landed != (s.rQueue.Float64() >= predictorAccuracy)
-	}()
 	c.landed = c.good
 	for _, j := range cand {
 		o := s.changes[j]
@@ -421,6 +416,8 @@ func (s *sim) arrive(t float64, dev, rev int, prev *chg) {
 			c.landed = false
 		}
 	}
+	// The queue's predictor: right about the outcome with probability predictorAccuracy.
+	c.guess = c.landed != (s.rQueue.Float64() >= predictorAccuracy)
 	c.undec = len(c.ahead)
 	c.pendPos = len(s.pending)
 	s.pending = append(s.pending, idx)
