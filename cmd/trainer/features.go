@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sqpredict/sqpredict/datasets"
+	"github.com/sqpredict/sqpredict/features"
+)
+
+func init() {
+	register(command{name: "features", summary: "extract the success, conflict or build-time feature table of a history", run: runFeatures})
+}
+
+const featuresUsage = "--history DIR --task success|conflict|buildtime --out FILE.csv|.parquet|.arrow [--lenient]"
+
+func runFeatures(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "features", featuresUsage)
+	history := fs.String("history", "", "history folder to read (changes, builds and optional pairs tables)")
+	task := fs.String("task", "", "row kind: success, conflict or buildtime")
+	out := fs.String("out", "", "feature table to write; the extension picks the format: .csv, .parquet or .arrow")
+	lenient := fs.Bool("lenient", false, "skip history rows with problems (counted in the summary) instead of failing")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *history == "":
+		return fmt.Errorf("%w: --history is required", errUsage)
+	case *out == "":
+		return fmt.Errorf("%w: --out is required", errUsage)
+	}
+	kind, err := features.ParseKind(*task)
+	if err != nil {
+		return fmt.Errorf("%w: --task: %w", errUsage, err)
+	}
+	switch ext := strings.ToLower(filepath.Ext(*out)); ext {
+	case ".csv", ".parquet", ".arrow":
+	default:
+		return fmt.Errorf("%w: --out %q: extension %q is not .csv, .parquet or .arrow", errUsage, *out, ext)
+	}
+
+	t0 := time.Now()
+	opt := datasets.ReadOptions{Lenient: *lenient}
+	if e.isTerminal {
+		opt.Progress = func(table string, rows int) {
+			fmt.Fprintf(e.stderr, "\rfeatures: reading %s, %d rows   ", table, rows)
+		}
+	}
+	h, rep, err := datasets.ReadHistory(ctx, *history, opt)
+	if e.isTerminal {
+		fmt.Fprintln(e.stderr)
+	}
+	if err != nil {
+		return err
+	}
+	progress(e, "features: indexing %d changes, %d builds", len(h.Changes), len(h.Builds))
+	ix, err := features.NewIndex(ctx, h)
+	if err != nil {
+		return err
+	}
+	progress(e, "features: building %s rows", kind)
+	tb, err := ix.Table(ctx, kind)
+	if err != nil {
+		return err
+	}
+	progress(e, "features: writing %d rows to %s", tb.NRows(), *out)
+	f := tb.Frame()
+	if err := datasets.WriteFrame(ctx, *out, f); err != nil {
+		return err
+	}
+	printFeaturesSummary(e, h, rep, tb, len(f.Columns), *out, time.Since(t0))
+	return nil
+}
+
+// progress writes one stage line to e.stderr when it is a terminal.
+func progress(e *env, format string, args ...any) {
+	if e.isTerminal {
+		fmt.Fprintf(e.stderr, format+"\n", args...)
+	}
+}
+
+// printFeaturesSummary writes what was read, written and skipped to e.stderr.
+func printFeaturesSummary(e *env, h *datasets.History, rep *datasets.Report, tb *features.Table, cols int, out string, took time.Duration) {
+	kind := tb.Schema.Kind
+	fmt.Fprintf(e.stderr, "features: read %d changes, %d builds, %d pairs", len(h.Changes), len(h.Builds), len(h.Pairs))
+	if rep != nil {
+		skipped := 0
+		for i := range rep.Tables {
+			skipped += rep.Tables[i].NSkipped()
+		}
+		if skipped > 0 {
+			fmt.Fprintf(e.stderr, " (%d invalid rows skipped)", skipped)
+		}
+	}
+	fmt.Fprintln(e.stderr)
+	fmt.Fprintf(e.stderr, "features: %s: %d candidates, wrote %d rows x %d columns (%d features, %s, %d truth) to %s (%s)\n",
+		kind, tb.Considered, tb.NRows(), cols, tb.Schema.NFeatures(), kind.LabelName(), len(tb.Truth), out, took.Round(time.Millisecond))
+	fmt.Fprintf(e.stderr, "features: schema version %d, hash %s\n", tb.Schema.Version, tb.Schema.Hash())
+	reasons := make([]string, 0, len(tb.Skipped))
+	for r := range tb.Skipped {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		fmt.Fprintf(e.stderr, "features: skipped %d: %s\n", tb.Skipped[r], r)
+	}
+	if rep != nil {
+		for i := range rep.Tables {
+			t := &rep.Tables[i]
+			reasons := make([]string, 0, len(t.Skipped))
+			for r := range t.Skipped {
+				reasons = append(reasons, r)
+			}
+			sort.Strings(reasons)
+			for _, r := range reasons {
+				fmt.Fprintf(e.stderr, "features: %s: skipped %d invalid rows: %s\n", t.Table, t.Skipped[r], r)
+			}
+		}
+	}
+	e.log.Info("features written", "task", kind.String(), "out", out, "considered", tb.Considered,
+		"rows", tb.NRows(), "skipped", tb.Considered-tb.NRows(), "schema_hash", tb.Schema.Hash())
+}

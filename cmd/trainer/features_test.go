@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sqpredict/sqpredict/datasets"
+	"github.com/sqpredict/sqpredict/datasets/synth"
+	"github.com/sqpredict/sqpredict/features"
+)
+
+// featuresHistory writes a small synthetic history (with truth columns) to a temporary
+// folder in CSV and returns the folder.
+func featuresHistory(t *testing.T) string {
+	t.Helper()
+	h, err := synth.Generate(context.Background(), synth.Config{Profile: "go", Days: 0.5, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "hist")
+	if err := datasets.WriteHistory(context.Background(), dir, h, datasets.FormatCSV); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestFeaturesCommand(t *testing.T) {
+	dir := featuresHistory(t)
+	ctx := context.Background()
+	h, _, err := datasets.ReadHistory(ctx, dir, datasets.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := features.NewIndex(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := map[string][]string{
+		"success":   {"true_p_success"},
+		"conflict":  {"true_p_conflict", "true_conflicted"},
+		"buildtime": {"true_mu_s", "true_sigma_s"},
+	}
+	for _, task := range []string{"success", "conflict", "buildtime"} {
+		for _, ext := range []string{".csv", ".parquet"} {
+			out := filepath.Join(t.TempDir(), task+ext)
+			_, stderr, err := runCmd(t, "features", "--history", dir, "--task", task, "--out", out)
+			if err != nil {
+				t.Fatalf("features --task %s: %v\n%s", task, err, stderr)
+			}
+			kind, _ := features.ParseKind(task)
+			want, err := ix.Table(ctx, kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(stderr, "wrote ") || !strings.Contains(stderr, want.Schema.Hash()) {
+				t.Errorf("features --task %s: summary lacks rows or schema hash:\n%s", task, stderr)
+			}
+			f, err := datasets.ReadFrame(ctx, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := append(want.Schema.Names, kind.LabelName())
+			names = append(names, truth[task]...)
+			if len(f.Columns) != len(names) {
+				t.Fatalf("%s: %d columns, want %d", out, len(f.Columns), len(names))
+			}
+			if f.NRows() != want.NRows() || want.NRows() == 0 {
+				t.Fatalf("%s: %d rows, want %d (> 0)", out, f.NRows(), want.NRows())
+			}
+			wf := want.Frame()
+			for j, n := range names {
+				if f.Columns[j].Name != n {
+					t.Fatalf("%s: column %d = %s, want %s", out, j, f.Columns[j].Name, n)
+				}
+				for r, v := range f.Columns[j].Floats {
+					w := wf.Columns[j].Floats[r]
+					if v != w && !(math.IsNaN(v) && math.IsNaN(w)) {
+						t.Fatalf("%s: row %d %s = %v, want %v", out, r, n, v, w)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestFeaturesCommandErrors(t *testing.T) {
+	dir := featuresHistory(t)
+	out := filepath.Join(t.TempDir(), "x.csv")
+	tests := []struct {
+		name  string
+		args  []string
+		usage bool
+		want  string
+	}{
+		{"no history", []string{"--task", "success", "--out", out}, true, "--history"},
+		{"no out", []string{"--history", dir, "--task", "success"}, true, "--out"},
+		{"bad task", []string{"--history", dir, "--task", "speed", "--out", out}, true, "speed"},
+		{"bad extension", []string{"--history", dir, "--task", "success", "--out", "x.json"}, true, ".json"},
+		{"missing history", []string{"--history", filepath.Join(dir, "nope"), "--task", "success", "--out", out}, false, "nope"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runCmd(t, append([]string{"features"}, tc.args...)...)
+			if err == nil || errors.Is(err, errUsage) != tc.usage || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("features %v = %v, want an error naming %q (usage %v)", tc.args, err, tc.want, tc.usage)
+			}
+		})
+	}
+}
