@@ -1,0 +1,208 @@
+package datasets
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestImportTravisTorrent(t *testing.T) {
+	h, rep, err := ImportTravisTorrent(context.Background(), "testdata/travistorrent.csv", ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.RowsRead != 5 || rep.Changes != 5 || rep.Builds != 5 || rep.NSkipped() != 0 {
+		t.Fatalf("report = %+v, want 5 rows, 5 changes, 5 builds, none skipped", rep)
+	}
+	wantStatus := []Status{StatusSucceeded, StatusSucceeded, StatusFailed, StatusInfraFailed, StatusAborted}
+	for i, b := range h.Builds {
+		if b.Status != wantStatus[i] {
+			t.Errorf("build %d status = %v, want %v", i, b.Status, wantStatus[i])
+		}
+		if b.Path != nil || b.SpeculationHeight != 0 || !math.IsNaN(b.DurationS) || !b.FinishedAt.IsZero() || b.ChangeID != b.BuildID {
+			t.Errorf("build %d = %+v, want an own build with unknown duration", i, b)
+		}
+	}
+	c := h.Changes[0]
+	want := blank(changeFields)
+	want.ChangeID, want.Repo, want.RevisionID, want.Author = "1023923", "BaseXdb/basex", "183d6be1459b5851a089297f99280dc1ba3606b3", "christian.gruen@gmail.com"
+	want.SubmittedAt = time.Date(2012, 4, 5, 11, 2, 14, 0, time.UTC)
+	want.FilesChanged = 28 // 23 added + 5 modified + 0 deleted
+	if !equalNaN(reflect.ValueOf(c), reflect.ValueOf(want)) {
+		t.Errorf("change 0 =\n%+v, want\n%+v", c, want)
+	}
+	if !h.Builds[0].StartedAt.Equal(want.SubmittedAt) {
+		t.Errorf("build 0 started_at = %v, want %v", h.Builds[0].StartedAt, want.SubmittedAt)
+	}
+	// The import is a valid history: it survives writing and strict reading.
+	dir := t.TempDir()
+	if err := WriteHistory(context.Background(), dir, h, FormatParquet); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := ReadHistory(context.Background(), dir, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEqualHistory(t, got, h)
+}
+
+func TestImportBuildFast(t *testing.T) {
+	for _, derive := range []bool{false, true} {
+		h, rep, err := ImportBuildFast(context.Background(), "testdata/buildfast", ImportOptions{DeriveTimes: derive})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Files != 2 || rep.RowsRead != 7 || rep.Merged != 2 || rep.Changes != 5 || rep.Builds != 5 || rep.NSkipped() != 0 {
+			t.Fatalf("report = %+v, want 2 files, 7 rows, 2 merged, 5 changes and builds", rep)
+		}
+		type want struct {
+			id, repo                       string
+			status                         Status
+			duration, commits, add, del, f float64
+			startMin                       float64 // derived start, minutes after the origin
+		}
+		wants := []want{
+			{"4937685", "mybatis/mybatis-3", StatusFailed, 64, 2, 1, 1, 1, 0},
+			{"4937831", "mybatis/mybatis-3", StatusFailed, 57, 2, 2, 2, 1, 6},
+			{"4937835", "mybatis/mybatis-3", StatusFailed, 49, 2, 2, 2, 1, 18},
+			// Two rows; the one paired with the later previous build (5004257) is kept.
+			// Its previous build is not in the file: 963 minutes after 4937835.
+			{"5015395", "mybatis/mybatis-3", StatusSucceeded, 2353, 2, 1, 1, 1, 18 + 963},
+			{"19421513", "relayrides/pushy", StatusSucceeded, 414, 2, 212, 30, 7, 0},
+		}
+		for i, w := range wants {
+			c, b := h.Changes[i], h.Builds[i]
+			if c.ChangeID != w.id || c.Repo != w.repo || b.BuildID != w.id || b.ChangeID != w.id || b.Repo != w.repo {
+				t.Errorf("row %d ids = %q %q %q %q, want %q in %q", i, c.ChangeID, c.Repo, b.BuildID, b.ChangeID, w.id, w.repo)
+			}
+			if b.Status != w.status || b.DurationS != w.duration || c.Commits != w.commits || c.LinesAdded != w.add || c.LinesRemoved != w.del || c.FilesChanged != w.f {
+				t.Errorf("row %d = %+v / %+v, want %+v", i, c, b, w)
+			}
+			if c.Author != "" || c.RevisionID != "" || !c.DecidedAt.IsZero() || c.Outcome != OutcomeUnknown || !math.IsNaN(c.Hunks) {
+				t.Errorf("row %d: a column BuildFast does not have is filled in: %+v", i, c)
+			}
+			if !derive {
+				if !c.SubmittedAt.IsZero() || !b.StartedAt.IsZero() || !b.FinishedAt.IsZero() {
+					t.Errorf("row %d has times without DeriveTimes", i)
+				}
+				continue
+			}
+			start := DerivedTimeOrigin.Add(time.Duration(w.startMin * float64(time.Minute)))
+			if !c.SubmittedAt.Equal(start) || !b.StartedAt.Equal(start) || !b.FinishedAt.Equal(start.Add(time.Duration(w.duration)*time.Second)) {
+				t.Errorf("row %d times = %v %v %v, want start %v", i, c.SubmittedAt, b.StartedAt, b.FinishedAt, start)
+			}
+		}
+		if _, _, err := func() (*History, *Report, error) {
+			dir := t.TempDir()
+			if err := WriteHistory(context.Background(), dir, h, FormatCSV); err != nil {
+				return nil, nil, err
+			}
+			return ReadHistory(context.Background(), dir, ReadOptions{})
+		}(); err != nil {
+			t.Errorf("imported history does not validate: %v", err)
+		}
+	}
+}
+
+func TestImportBadRows(t *testing.T) {
+	tt, err := os.ReadFile("testdata/travistorrent.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := strings.SplitN(string(tt), "\n", 2)[0] + "\n"
+	bf, err := os.ReadFile("testdata/buildfast/relayrides@pushy_newmerge.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bfLines := strings.Split(strings.TrimSpace(string(bf)), "\n")
+	bfHeader := strings.Split(bfLines[0], ",")
+	// bfRow returns the first data row with the named columns replaced.
+	bfRow := func(set map[string]string) string {
+		cells := strings.Split(bfLines[1], ",")
+		for j, n := range bfHeader {
+			if v, ok := set[n]; ok {
+				cells[j] = v
+			}
+		}
+		return strings.Join(cells, ",") + "\n"
+	}
+	tests := []struct {
+		name     string
+		source   string
+		content  string
+		wantErr  error // a file error; nil when the bad row is skipped
+		reason   error
+		wantLine int
+		wantCol  string
+	}{
+		{name: "tt unknown status", source: "travistorrent", content: header + `1,"started","a","c","p/q","2012-03-01 22:25:44",1,0,1,0` + "\n",
+			reason: ErrInvalidValue, wantLine: 2, wantCol: "tr_status"},
+		{name: "tt bad time", source: "travistorrent", content: header + `1,"passed","a","c","p/q","yesterday",1,0,1,0` + "\n",
+			reason: ErrInvalidValue, wantLine: 2, wantCol: "tr_started_at"},
+		{name: "tt negative count", source: "travistorrent", content: header + `1,"passed","a","c","p/q","2012-03-01 22:25:44",1,-2,1,0` + "\n",
+			reason: ErrNegativeCount, wantLine: 2, wantCol: "gh_files_added"},
+		{name: "tt duplicate", source: "travistorrent", content: header + strings.Repeat(`1,"passed","a","c","p/q","2012-03-01 22:25:44",1,0,1,0`+"\n", 2),
+			reason: ErrDuplicateID, wantLine: 3, wantCol: "tr_build_id"},
+		{name: "tt field count", source: "travistorrent", content: header + "1,2\n",
+			reason: ErrInvalidValue, wantLine: 2},
+		{name: "tt missing column", source: "travistorrent", content: strings.Replace(header, "tr_status", "status", 1),
+			wantErr: ErrMissingColumn, wantLine: 1, wantCol: "tr_status"},
+		{name: "bf bad label", source: "buildfast", content: bfLines[0] + "\n" + bfRow(map[string]string{"now_label": "2"}),
+			reason: ErrInvalidValue, wantLine: 2, wantCol: "now_label"},
+		{name: "bf negative duration", source: "buildfast", content: bfLines[0] + "\n" + bfRow(map[string]string{"now_duration": "-1"}),
+			reason: ErrInvalidValue, wantLine: 2, wantCol: "now_duration"},
+		{name: "bf unparsable lines", source: "buildfast", content: bfLines[0] + "\n" + bfRow(map[string]string{"line_added": "many"}),
+			reason: ErrInvalidValue, wantLine: 2, wantCol: "line_added"},
+		{name: "bf conflicting duplicate", source: "buildfast", content: bfLines[0] + "\n" + bfRow(nil) + bfRow(map[string]string{"now_label": "0", "build_id": "1"}),
+			reason: ErrDuplicateID, wantLine: 3, wantCol: "now_label"},
+		{name: "bf missing column", source: "buildfast", content: strings.Replace(bfLines[0], "now_duration", "duration", 1) + "\n",
+			wantErr: ErrMissingColumn, wantLine: 1, wantCol: "now_duration"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x@y_newmerge.csv")
+			if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			imp := ImportTravisTorrent
+			if tc.source == "buildfast" {
+				imp = ImportBuildFast
+			}
+			_, rep, err := imp(context.Background(), path, ImportOptions{})
+			var pe *ParseError
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) || !errors.As(err, &pe) {
+					t.Fatalf("import = %v, want %v", err, tc.wantErr)
+				}
+			} else {
+				if err != nil {
+					t.Fatalf("import = %v, want the bad row skipped", err)
+				}
+				if rep.Skipped[tc.reason.Error()] != 1 || len(rep.Problems) != 1 {
+					t.Fatalf("report = %+v, want one row skipped for %v", rep, tc.reason)
+				}
+				pe = rep.Problems[0]
+			}
+			if pe.Line != tc.wantLine || pe.Column != tc.wantCol || pe.Path != path {
+				t.Errorf("problem %v at line %d column %q, want line %d column %q", pe, pe.Line, pe.Column, tc.wantLine, tc.wantCol)
+			}
+		})
+	}
+}
+
+func TestBuildFastRepo(t *testing.T) {
+	for in, want := range map[string]string{
+		"/x/FasterXML@jackson-databind_newmerge.csv": "FasterXML/jackson-databind",
+		"other.csv": "other",
+	} {
+		if got := buildFastRepo(in); got != want {
+			t.Errorf("buildFastRepo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
