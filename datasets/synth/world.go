@@ -10,6 +10,7 @@ import (
 
 // Developer is one synthetic developer: the hidden truth behind the author column.
 type Developer struct {
+	// Name is the author column value.
 	Name string
 	// Team indexes the team the developer belongs to; team 0 is the platform team
 	// that owns the core targets.
@@ -211,9 +212,10 @@ var hourWeight = [24]float64{
 // weekendWeight is the rate on Saturdays and Sundays relative to weekdays.
 const weekendWeight = 0.2
 
-// RateShape returns the arrival rate during the hour that contains t relative to the
-// mean rate over a week: hourWeight by the hour of t, times weekendWeight on Saturdays
-// and Sundays, normalised so that its mean over a week is 1.
+// RateShape returns the arrival rate during the hour that contains t (in UTC, taken as
+// the repository's local time) relative to the mean rate over a week: a working-day
+// profile by the hour (quiet from 20:00 to 07:00, peaks in the late morning and the
+// afternoon), times 0.2 on Saturdays and Sundays, normalised to a weekly mean of 1.
 func RateShape(t time.Time) float64 {
 	sum := 0.0
 	for _, w := range hourWeight {
