@@ -184,6 +184,64 @@ func PairedBootstrap(y, predA, predB []float64, metric func(y, pred []float64) f
 	}, better, cfg)
 }
 
+// PairedBootstrapAUC is PairedBootstrap with ROCAUC, computed in O(n) per resample:
+// each model's rows are sorted by probability once, and a resample weighs every row by
+// the number of times it was drawn. It draws the same rows as PairedBootstrap with the
+// same config, so both give the same result up to rounding, and is faster by about the
+// factor log n that ROCAUC's sort costs.
+//
+// It returns an error wrapping ErrLabel or ErrProbability for a bad row (CheckBinary),
+// and the errors of PairedBootstrapFunc; it panics if the lengths differ.
+func PairedBootstrapAUC(y, predA, predB []float64, cfg BootstrapConfig) (PairedDiff, error) {
+	if len(y) != len(predA) || len(y) != len(predB) {
+		panic("eval: PairedBootstrapAUC: length mismatch")
+	}
+	if err := CheckBinary(y, predA); err != nil {
+		return PairedDiff{}, fmt.Errorf("eval: paired bootstrap: model A: %w", err)
+	}
+	if err := CheckBinary(y, predB); err != nil {
+		return PairedDiff{}, fmt.Errorf("eval: paired bootstrap: model B: %w", err)
+	}
+	orderA, orderB := sortedByP(predA), sortedByP(predB)
+	w := make([]float64, len(y))
+	return PairedBootstrapFunc(len(y), func(rows []int) (a, b float64) {
+		clear(w)
+		for _, r := range rows {
+			w[r]++
+		}
+		return weightedAUC(y, predA, orderA, w), weightedAUC(y, predB, orderB, w)
+	}, HigherIsBetter, cfg)
+}
+
+// weightedAUC is ROCAUC with row i counted w[i] times: the weighted share of
+// (y = 1, y = 0) pairs in which the y = 1 row has the higher p, ties counting one half.
+// order lists the rows by increasing p. It is NaN unless both classes have weight.
+func weightedAUC(y, p []float64, order []int, w []float64) float64 {
+	var below0, pairs, w1 float64 // y = 0 weight at lower p; pairs won; y = 1 weight
+	for lo := 0; lo < len(order); {
+		hi := lo + 1
+		for hi < len(order) && p[order[hi]] == p[order[lo]] {
+			hi++
+		}
+		var g0, g1 float64
+		for _, i := range order[lo:hi] {
+			if y[i] == 1 {
+				g1 += w[i]
+			} else {
+				g0 += w[i]
+			}
+		}
+		pairs += g1 * (below0 + g0/2)
+		below0 += g0
+		w1 += g1
+		lo = hi
+	}
+	if w1 == 0 || below0 == 0 {
+		return math.NaN()
+	}
+	return pairs / (w1 * below0)
+}
+
 // PairedBootstrapFunc is the general paired bootstrap over n rows: metric(rows) returns
 // the metric of model A and of model B on the rows listed (with repeats), in any way
 // the caller likes, for example over several prediction columns. It is called once

@@ -58,7 +58,7 @@ func TestPairedBootstrapClearWinner(t *testing.T) {
 	const tol = 1e-14 // observed values against the metric functions, same arithmetic
 	y, pA, pB := classifierPair(1000, rand.New(rand.NewPCG(1, 1)))
 
-	auc, err := PairedBootstrap(y, pA, pB, ROCAUC, HigherIsBetter, BootstrapConfig{Seed: 7})
+	auc, err := PairedBootstrapAUC(y, pA, pB, BootstrapConfig{Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,11 @@ func TestPairedBootstrapIdentical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, d := range map[string]PairedDiff{"mean": mean, "AUC": auc} {
+	fast, err := PairedBootstrapAUC(y, p, p, BootstrapConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, d := range map[string]PairedDiff{"mean": mean, "AUC": auc, "weighted AUC": fast} {
 		for _, v := range []float64{d.Diff, d.Lo, d.Hi, d.PBetter} {
 			if !scalar.EqualWithinAbs(v, 0, bootExactTol) {
 				t.Errorf("%s: Diff, Lo, Hi, PBetter = %v, %v, %v, %v, want all 0", name, d.Diff, d.Lo, d.Hi, d.PBetter)
@@ -175,6 +179,40 @@ func TestPairedBootstrapPathsAgree(t *testing.T) {
 	}
 	if gen.Level != 0.9 || gen.Resamples != 200 {
 		t.Errorf("Level, Resamples = %v, %d, want 0.9, 200", gen.Level, gen.Resamples)
+	}
+}
+
+// TestPairedBootstrapAUC checks the weighted AUC path against ROCAUC on the expanded
+// resamples (the general path), with ties in the probabilities.
+func TestPairedBootstrapAUC(t *testing.T) {
+	t.Parallel()
+	y, pA, pB := classifierPair(300, rand.New(rand.NewPCG(6, 6)))
+	for i := range pA {
+		pA[i] = math.Round(pA[i]*20) / 20 // ties within and across classes
+	}
+	cfg := BootstrapConfig{Resamples: 300, Seed: 9}
+	fast, err := PairedBootstrapAUC(y, pA, pB, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := PairedBootstrap(y, pA, pB, ROCAUC, HigherIsBetter, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := [][2]float64{{fast.A, slow.A}, {fast.B, slow.B}, {fast.Diff, slow.Diff}, {fast.Lo, slow.Lo}, {fast.Hi, slow.Hi}, {fast.PBetter, slow.PBetter}}
+	for k, p := range pairs {
+		if !scalar.EqualWithinAbsOrRel(p[0], p[1], bootPathTol, bootPathTol) {
+			t.Errorf("field %d: PairedBootstrapAUC %v, PairedBootstrap(ROCAUC) %v", k, p[0], p[1])
+		}
+	}
+	if _, err := PairedBootstrapAUC([]float64{0, 2}, []float64{.1, .2}, []float64{.1, .2}, cfg); !errors.Is(err, ErrLabel) {
+		t.Errorf("PairedBootstrapAUC(label 2): err = %v, want ErrLabel", err)
+	}
+	if _, err := PairedBootstrapAUC([]float64{0, 1}, []float64{.1, .2}, []float64{.1, 1.2}, cfg); !errors.Is(err, ErrProbability) {
+		t.Errorf("PairedBootstrapAUC(p 1.2): err = %v, want ErrProbability", err)
+	}
+	if _, err := PairedBootstrapAUC([]float64{0, 1}, []float64{.1, .2}, []float64{.2, .1}, cfg); !errors.Is(err, ErrNotFinite) {
+		t.Errorf("PairedBootstrapAUC(one-class resamples): err = %v, want ErrNotFinite", err)
 	}
 }
 
@@ -298,6 +336,16 @@ func BenchmarkPairedBootstrapAUC(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := PairedBootstrap(y, pA, pB, ROCAUC, HigherIsBetter, BootstrapConfig{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPairedBootstrapAUCWeighted(b *testing.B) {
+	y, pA, pB := classifierPair(10000, rand.New(rand.NewPCG(1, 1)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := PairedBootstrapAUC(y, pA, pB, BootstrapConfig{}); err != nil {
 			b.Fatal(err)
 		}
 	}
