@@ -116,12 +116,14 @@ type grower struct {
 // all). Bad input (lengths, indices, NaN or infinite gradients, negative hessians)
 // returns an error wrapping ErrBadData or ErrBadConfig.
 func GrowTree(d *Dataset, grad, hess []float64, rows []int, features []int, cfg TreeConfig) (*Tree, error) {
-	return d.grow(grad, hess, rows, features, cfg, nil)
+	return d.grow(nil, grad, hess, rows, features, cfg, nil)
 }
 
-// grow is GrowTree. When leafOf is not nil it also sets leafOf[r] to the leaf of every
-// row r in rows, which saves Fit predicting its training rows.
-func (d *Dataset) grow(grad, hess []float64, rows []int, features []int, cfg TreeConfig, leafOf []int32) (*Tree, error) {
+// grow is GrowTree with the buffers of g, or of a grower from d's pool when g is nil
+// (the pool may drop its growers at any garbage collection, so Fit keeps its own).
+// When leafOf is not nil it also sets leafOf[r] to the leaf of every row r in rows,
+// which saves Fit predicting its training rows.
+func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []int, cfg TreeConfig, leafOf []int32) (*Tree, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -137,11 +139,13 @@ func (d *Dataset) grow(grad, hess []float64, rows []int, features []int, cfg Tre
 			return nil, fmt.Errorf("%w: hessian of row %d is %v, want finite and >= 0", ErrBadData, i, hess[i])
 		}
 	}
-	g, _ := d.growers.Get().(*grower)
 	if g == nil {
-		g = &grower{d: d}
+		g, _ = d.growers.Get().(*grower)
+		if g == nil {
+			g = &grower{d: d}
+		}
+		defer d.growers.Put(g)
 	}
-	defer d.growers.Put(g)
 	g.cfg, g.grad, g.hess = cfg, grad, hess
 	defer func() { g.grad, g.hess = nil, nil }()
 

@@ -240,6 +240,7 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x9b5d_1f3a_6c27_e408))
 	grad, hess := make([]float64, n), make([]float64, n)
 	leafOf := make([]int32, n)
+	gr := &grower{d: d}
 	inBag := make([]bool, n)
 	var bag []int
 	var trees []*Tree
@@ -257,7 +258,7 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 			}
 		}
 		feats := sampleFeatures(rng, nf, cfg.FeatureFraction)
-		t, err := d.grow(grad, hess, bag, feats, tcfg, leafOf)
+		t, err := d.grow(gr, grad, hess, bag, feats, tcfg, leafOf)
 		if err != nil {
 			return nil, fmt.Errorf("gbm: tree %d: %w", it, err)
 		}

@@ -534,3 +534,25 @@ func configEqual(a, b Config) bool {
 		a.NumThreads == b.NumThreads && a.Seed == b.Seed && a.EarlyStoppingRound == b.EarlyStoppingRound &&
 		slices.Equal(a.FeatureNames, b.FeatureNames)
 }
+
+func TestFitBaggingStillLearns(t *testing.T) {
+	t.Parallel()
+	// Out-of-bag rows get their scores by prediction rather than from the partition; if
+	// that went wrong, their gradients would be stale and the fit would degrade.
+	x, y := friedman(2000, 0.5, 13)
+	xt, yt := friedman(1000, 0, 14)
+	base := Config{NumIterations: 150, NumLeaves: 15, Seed: 3}
+	bagged := base
+	bagged.BaggingFraction, bagged.BaggingFreq, bagged.FeatureFraction = 0.5, 1, 0.8
+	var errs [2]float64
+	for i, cfg := range []Config{base, bagged} {
+		m, err := Fit(x, y, nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs[i] = mse(m, xt, yt)
+	}
+	if errs[1] > 1.5*errs[0] {
+		t.Errorf("test MSE with bagging %v, without %v; want within 1.5×", errs[1], errs[0])
+	}
+}
