@@ -214,22 +214,23 @@ func (d *rowData) setParams(p [2]float64) {
 }
 
 // predictTrees writes the outputs of the iteration's trees for every row into out,
-// one goroutine per tree when there are rows enough to pay for it.
+// in two goroutines (each half of the rows) when there are rows enough to pay for it.
 func (d *rowData) predictTrees(trees [2]*gbm.Tree) {
-	work := func(k int) {
-		t, out := trees[k], d.out[k]
-		for i := range d.n {
-			out[i] = t.Predict(d.x[i*d.p : (i+1)*d.p])
+	work := func(lo, hi int) {
+		t0, t1, o0, o1 := trees[0], trees[1], d.out[0], d.out[1]
+		for i := lo; i < hi; i++ {
+			row := d.x[i*d.p : (i+1)*d.p]
+			o0[i], o1[i] = t0.Predict(row), t1.Predict(row)
 		}
 	}
 	if d.n < parallelRows || runtime.GOMAXPROCS(0) < 2 {
-		work(0)
-		work(1)
+		work(0, d.n)
 		return
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { work(1) })
-	work(0)
+	half := d.n / 2
+	wg.Go(func() { work(half, d.n) })
+	work(0, half)
 	wg.Wait()
 }
 
@@ -274,6 +275,7 @@ type booster struct {
 
 	batch []int // rows of this iteration, nil when MinibatchFrac is 1
 	cols  []int // features of this iteration, nil when ColSample is 1
+	all   []int // 0..n-1, see allRows
 	grad0 []float64
 	grad1 []float64
 	hess  []float64
@@ -474,49 +476,61 @@ func sampleSorted(rng *rand.Rand, dst []int, n, k int) []int {
 // batch keep stale but finite values the trees do not read. For the log score it also
 // stores t - loc and exp(-2·log scale) of each row for the line search.
 func (b *booster) gradients(sumW float64) float64 {
-	tr, cfg := b.train, b.cfg
-	natural := !cfg.OrdinaryGradient
+	tr := b.train
+	rows := b.batch
+	if rows == nil {
+		rows = b.allRows()
+	}
+	natural := !b.cfg.OrdinaryGradient
+	loc, lsc, t, w := tr.param[0], tr.param[1], tr.t, tr.w
 	var sum float64
-	fill := func(i int) {
-		loc, ls, t, w := tr.param[0][i], tr.param[1][i], tr.t[i], tr.w[i]
-		var g0, g1, s float64
-		if cfg.Score == CRPScore {
-			e := math.Exp(ls)
-			z := (t - loc) / e
+	if b.cfg.Score == CRPScore {
+		for _, i := range rows {
+			e := math.Exp(lsc[i])
+			d := t[i] - loc[i]
+			z := d / e
 			a := 2*stdNormalCDF(z) - 1
-			s = e * (z*a + 2*stdNormalPDF(z) - invSqrtPi)
-			g0, g1 = -a, s+(t-loc)*(-a)
+			s := e * (z*a + 2*stdNormalPDF(z) - invSqrtPi)
+			g0, g1 := -a, s-d*a
 			if natural {
-				// diag(2, σ²)/(2√π)⁻¹
+				// diag(2, σ²)/(2√π), inverted
 				g0 /= invSqrtPi
 				g1 /= e * e * invSqrtPi / 2
 			}
-		} else {
+			sum += w[i] * s
+			b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
+		}
+	} else {
+		for _, i := range rows {
+			ls := lsc[i]
 			v := math.Exp(-2 * ls)
-			d := t - loc
+			d := t[i] - loc[i]
 			z2 := d * d * v
-			s = 0.5*z2 + ls + logSqrt2Pi
+			var g0, g1 float64
 			if natural {
-				// Fisher information diag(1/σ², 2)⁻¹
+				// Fisher information diag(1/σ², 2), inverted
 				g0, g1 = -d, (1-z2)/2
 			} else {
 				g0, g1 = -d*v, 1-z2
 			}
+			sum += w[i] * (0.5*z2 + ls)
 			b.resid[i], b.invVar[i] = d, v
+			b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
 		}
-		sum += w * s
-		b.grad0[i], b.grad1[i], b.hess[i] = -w*g0, -w*g1, w
-	}
-	if b.batch == nil {
-		for i := range tr.n {
-			fill(i)
-		}
-	} else {
-		for _, i := range b.batch {
-			fill(i)
-		}
+		sum += logSqrt2Pi * sumW
 	}
 	return sum/sumW + tr.jacMean(b.batch, sumW)
+}
+
+// allRows returns 0, 1, ..., n-1 for the training rows, built once.
+func (b *booster) allRows() []int {
+	if len(b.all) != b.train.n {
+		b.all = make([]int, b.train.n)
+		for i := range b.all {
+			b.all[i] = i
+		}
+	}
+	return b.all
 }
 
 // jacMean returns the weighted mean of the LogNormal log-score term over rows (nil =
@@ -550,20 +564,15 @@ func (b *booster) batchScore(step, sumW, jac float64) float64 {
 		return tr.meanScore(CRPScore, b.batch, step, sumW)
 	}
 	b.cache.reset(2 * step)
-	o0, o1, ls, w := tr.out[0], tr.out[1], tr.param[1], tr.w
-	var sum float64
-	add := func(i int) {
-		d := b.resid[i] + step*o0[i]
-		sum += w[i] * (0.5*d*d*b.invVar[i]*b.cache.exp(o1[i]) + ls[i] - step*o1[i])
+	rows := b.batch
+	if rows == nil {
+		rows = b.allRows()
 	}
-	if b.batch == nil {
-		for i := range tr.n {
-			add(i)
-		}
-	} else {
-		for _, i := range b.batch {
-			add(i)
-		}
+	o0, o1, ls, w, resid, iv := tr.out[0], tr.out[1], tr.param[1], tr.w, b.resid, b.invVar
+	var sum float64
+	for _, i := range rows {
+		d := resid[i] + step*o0[i]
+		sum += w[i] * (0.5*d*d*iv[i]*b.cache.exp(o1[i]) + ls[i] - step*o1[i])
 	}
 	return sum/sumW + logSqrt2Pi + jac
 }
