@@ -10,8 +10,8 @@ import (
 	"github.com/sqpredict/sqpredict/eval/report"
 )
 
-// A bundle report with one classifier section: the metrics table, a reliability
-// diagram and the files Write creates.
+// A bundle report with one classifier section (the metrics table and a reliability
+// diagram), its metrics.json, and the files they create.
 func ExampleWrite() {
 	y := []float64{1, 1, 0, 1, 0, 1, 1, 0}
 	p := []float64{0.9, 0.8, 0.3, 0.7, 0.4, 0.6, 0.9, 0.2}
@@ -23,11 +23,8 @@ func ExampleWrite() {
 		Title:  "sqpredict bundle ios/v3",
 		Models: []string{"champion"},
 		Sections: []report.Section{{
-			Name: "success",
-			Metrics: []report.Metric{
-				{Name: "log loss", Values: map[string]float64{"champion": m.LogLoss}, Better: eval.LowerIsBetter.String()},
-				{Name: "ROC AUC", Values: map[string]float64{"champion": m.ROCAUC}, Better: eval.HigherIsBetter.String()},
-			},
+			Name:    "success",
+			Metrics: report.ClassifierRows(map[string]eval.ClassifierMetrics{"champion": m}),
 			Plots: []report.Plot{report.Reliability{
 				Title:  "success: reliability",
 				Series: []report.ReliabilitySeries{{Model: "champion", Bins: m.Calibration}},
@@ -42,7 +39,11 @@ func ExampleWrite() {
 	if err := report.Write(dir, in); err != nil {
 		log.Fatal(err)
 	}
-	if err := report.WriteMetricsJSON(filepath.Join(dir, "metrics.json"), m); err != nil {
+	metrics, err := report.MetricsMap(in)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := report.WriteMetricsJSON(filepath.Join(dir, "metrics.json"), metrics); err != nil {
 		log.Fatal(err)
 	}
 	files, err := os.ReadDir(dir)

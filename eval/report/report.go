@@ -111,11 +111,15 @@ func Write(dir string, in Input) error {
 	return nil
 }
 
-// WriteMetricsJSON writes v as indented JSON to path through a temporary file renamed
-// into place. JSON has no NaN or infinity: a v holding one fails with the encoder's
-// error, so replace such values (e.g. by pointers left nil) first.
-func WriteMetricsJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+// WriteMetricsJSON writes m as an indented JSON object with sorted keys (MetricsMap
+// gives one from an Input) to path through a temporary file renamed into place. NaN and
+// ±Inf, which JSON cannot hold, are written as null.
+func WriteMetricsJSON(path string, m map[string]float64) error {
+	obj := make(map[string]*float64, len(m))
+	for k, v := range m {
+		obj[k] = jsonValue(v)
+	}
+	b, err := json.MarshalIndent(obj, "", "  ")
 	if err != nil {
 		return fmt.Errorf("report: encoding %s: %w", path, err)
 	}

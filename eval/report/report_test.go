@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+	"gonum.org/v1/gonum/floats/scalar"
 
 	"github.com/sqpredict/sqpredict/eval"
 )
@@ -553,19 +554,58 @@ func TestSlug(t *testing.T) {
 func TestWriteMetricsJSON(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "metrics.json")
-	if err := WriteMetricsJSON(path, map[string]float64{"b": 2, "a": 0.5}); err != nil {
+	if err := WriteMetricsJSON(path, map[string]float64{"b": 2, "a": 0.5, "c": math.NaN(), "d": math.Inf(-1)}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "{\n  \"a\": 0.5,\n  \"b\": 2\n}\n"; string(b) != want {
+	if want := "{\n  \"a\": 0.5,\n  \"b\": 2,\n  \"c\": null,\n  \"d\": null\n}\n"; string(b) != want {
 		t.Errorf("metrics.json = %q, want %q", b, want)
 	}
-	err = WriteMetricsJSON(path, map[string]float64{"a": math.NaN()})
-	if err == nil || !strings.Contains(err.Error(), path) {
-		t.Errorf("WriteMetricsJSON(NaN) = %v, want an error naming %s", err, path)
+	err = WriteMetricsJSON(filepath.Join(t.TempDir(), "missing", "m.json"), nil)
+	if err == nil || !strings.Contains(err.Error(), "m.json") {
+		t.Errorf("WriteMetricsJSON(missing dir) = %v, want an error naming m.json", err)
+	}
+}
+
+func TestRowsAndMetricsMap(t *testing.T) {
+	t.Parallel()
+	cm := eval.ClassifierMetrics{N: 10, Failures: 3, Accuracy: 0.8, ROCAUC: 0.9, PRAUC: 0.7, LogLoss: 0.4, Brier: 0.1, ECE: 0.05, Precision: math.NaN(), Recall: 0.5, F1: 0.6}
+	dm := eval.DistributionMetrics{NLL: 6, CRPS: 30, Point: eval.RegressionMetrics{RMSE: 50, MAE: 40, MAPE: 25}, Coverage: [3]float64{0.45, 0.79, 0.96}}
+	in := Input{Models: []string{"m"}, Sections: []Section{
+		{Name: "success", Metrics: ClassifierRows(map[string]eval.ClassifierMetrics{"m": cm})},
+		{Name: "build time", Metrics: DistributionRows("s", map[string]eval.DistributionMetrics{"m": dm}),
+			Diffs: []Difference{{Metric: "CRPS (s)", PairedDiff: eval.PairedDiff{A: 30, B: 28, Diff: -2, Lo: -3, Hi: -1, PBetter: 0.99}}}},
+	}}
+	got, err := MetricsMap(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{
+		"success/rows/m": 10, "success/failures/m": 3, "success/accuracy/m": 0.8, "success/ROC AUC/m": 0.9,
+		"success/PR AUC (failure)/m": 0.7, "success/log loss (nats)/m": 0.4, "success/Brier/m": 0.1, "success/ECE/m": 0.05,
+		"success/failure precision/m": math.NaN(), "success/failure recall/m": 0.5, "success/failure F1/m": 0.6,
+		"build time/NLL (nats)/m": 6, "build time/CRPS (s)/m": 30, "build time/MAPE of mean (%)/m": 25,
+		"build time/RMSE of mean (s)/m": 50, "build time/MAE of mean (s)/m": 40,
+		"build time/50% interval coverage/m": 0.45, "build time/80% interval coverage/m": 0.79, "build time/95% interval coverage/m": 0.96,
+		"build time/CRPS (s)/diff": -2, "build time/CRPS (s)/lo": -3, "build time/CRPS (s)/hi": -1, "build time/CRPS (s)/p_better": 0.99,
+	}
+	if len(got) != len(want) {
+		t.Errorf("MetricsMap has %d keys, want %d: %v", len(got), len(want), got)
+	}
+	for k, w := range want {
+		if g, ok := got[k]; !ok || !scalar.Same(g, w) {
+			t.Errorf("MetricsMap[%q] = %v (present %v), want %v", k, g, ok, w)
+		}
+	}
+	if err := Write(t.TempDir(), in); err != nil {
+		t.Errorf("Write of the rows: %v", err)
+	}
+	in.Sections = append(in.Sections, in.Sections[0])
+	if _, err := MetricsMap(in); !errors.Is(err, ErrInput) {
+		t.Errorf("MetricsMap(duplicate section) err = %v, want ErrInput", err)
 	}
 }
 
