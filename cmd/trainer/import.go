@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sqpredict/sqpredict/datasets"
+)
+
+func init() {
+	register(command{name: "import", summary: "import a real CI history (travistorrent, buildfast) into a history folder", run: runImport})
+}
+
+const importUsage = "--source travistorrent|buildfast --in PATH --out DIR [--format parquet|arrow|csv] [--derive-times]"
+
+func runImport(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "import", importUsage)
+	source := fs.String("source", "", "source data set: travistorrent or buildfast")
+	in := fs.String("in", "", "source file (travistorrent builds.csv) or, for buildfast, a file or the folder of CSVs")
+	out := fs.String("out", "", "history folder to write")
+	format := fs.String("format", "parquet", "output format: parquet, arrow or csv")
+	derive := fs.Bool("derive-times", false, "buildfast: derive submitted/started/finished times from time_interval (see datasets/IMPORT.md); off, they stay missing")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *in == "":
+		return fmt.Errorf("%w: --in is required", errUsage)
+	case *out == "":
+		return fmt.Errorf("%w: --out is required", errUsage)
+	}
+	f, err := datasets.ParseFormat(*format)
+	if err != nil {
+		return fmt.Errorf("%w: --format: %w", errUsage, err)
+	}
+	var imp func(context.Context, string, datasets.ImportOptions) (*datasets.History, *datasets.ImportReport, error)
+	switch *source {
+	case "travistorrent":
+		imp = datasets.ImportTravisTorrent
+	case "buildfast":
+		imp = datasets.ImportBuildFast
+	default:
+		return fmt.Errorf("%w: --source %q (want travistorrent or buildfast)", errUsage, *source)
+	}
+	if *derive && *source != "buildfast" {
+		return fmt.Errorf("%w: --derive-times applies to --source buildfast only", errUsage)
+	}
+	opt := datasets.ImportOptions{DeriveTimes: *derive}
+	if e.isTerminal {
+		opt.Progress = func(rows int) { fmt.Fprintf(e.stderr, "\rimport: %d rows read   ", rows) }
+	}
+	t0 := time.Now()
+	h, rep, err := imp(ctx, *in, opt)
+	if e.isTerminal {
+		fmt.Fprintln(e.stderr)
+	}
+	if err != nil {
+		return err
+	}
+	if err := datasets.WriteHistory(ctx, *out, h, f); err != nil {
+		return err
+	}
+	fmt.Fprint(e.stdout, rep.String())
+	fmt.Fprintf(e.stdout, "wrote %s (%v)\n", *out, f)
+	e.log.Info("imported history", "source", *source, "in", *in, "out", *out, "rows", rep.RowsRead,
+		"merged", rep.Merged, "changes", rep.Changes, "builds", rep.Builds, "skipped", rep.NSkipped(),
+		"took", time.Since(t0).Round(time.Millisecond))
+	return nil
+}
