@@ -133,16 +133,26 @@ func (q *Queue) validate() (*graph, error) {
 	}
 	g.ahead = make([]edge, len(q.Conflicts))
 	fill := make([]int32, n)
+	// unsorted marks the rows that did not arrive in queue order; only they are sorted
+	// and checked for duplicates after the fill.
+	var unsorted []int
 	for _, c := range q.Conflicts {
 		lo, hi := min(c.A, c.B), max(c.A, c.B)
-		g.ahead[g.start[hi]+fill[hi]] = edge{k: int32(lo), c: c.PConf}
+		at := g.start[hi] + fill[hi]
+		if fill[hi] > 0 && g.ahead[at-1].k >= int32(lo) {
+			if g.ahead[at-1].k == int32(lo) {
+				return nil, fmt.Errorf("%w: duplicate conflict between changes %d and %d", ErrInvalidQueue, lo, hi)
+			}
+			if len(unsorted) == 0 || unsorted[len(unsorted)-1] != hi {
+				unsorted = append(unsorted, hi)
+			}
+		}
+		g.ahead[at] = edge{k: int32(lo), c: c.PConf}
 		fill[hi]++
 	}
-	for i := range n {
+	for _, i := range unsorted {
 		row := g.row(i)
-		if !slices.IsSortedFunc(row, cmpEdge) {
-			slices.SortFunc(row, cmpEdge)
-		}
+		slices.SortFunc(row, cmpEdge)
 		for t := 1; t < len(row); t++ {
 			if row[t].k == row[t-1].k {
 				return nil, fmt.Errorf("%w: duplicate conflict between changes %d and %d", ErrInvalidQueue, row[t].k, i)

@@ -232,13 +232,16 @@ type tree struct {
 	pend   []int // conflicting changes pending ahead of j, in queue order (WaitingFor of its decision)
 	words  int32
 	levels []level
-	// pb[p] is P(FT_j < FT_pend[p]) where the policy uses it: every level under
-	// PolicyExpected, the bypass set under PolicySQ2024 (NaN elsewhere); nil otherwise.
+	// pb[p] is P(FT_j < FT_pend[p]) for the bypass set under PolicySQ2024 (NaN
+	// outside it), followed by the logarithms, pb[len(pend)+p]; nil when j does not
+	// bypass.
 	pb []float64
 	// logh[d] is the log of an upper bound on the product of the factors of levels d
 	// and deeper, so that a prefix's log P-needed plus logh[depth] bounds every node
-	// below it; logh[len(pend)] is 0.
+	// below it; logh[len(pend)] is 0. It is filled when the root is first expanded;
+	// root is logh[0], known from the start.
 	logh []float64
+	root float64
 	// own maps the node key of j's builds to the index of its first running build, or
 	// -1 when a finished build exists.
 	own map[uint64]int32
@@ -261,9 +264,9 @@ type search struct {
 	m     []float64 // marginal landing probability of each change
 	// u[i] bounds both factors of change i on any path: max(q_i, 1 − q_i) ≤ u[i].
 	u []float64
-	// logU[i] is log u[i], and logUFar[i] the log bound of change i under
-	// PolicyExpected when P(FT_C < FT_i) ≤ Phi(zFar).
-	logU, logUFar []float64
+	// logU[i] is log u[i]. Under PolicyExpected, logUBucket[i*len(zBuckets)+k] is
+	// the log bound of change i's level when P(FT_C < FT_i) ≤ Phi(zBuckets[k]).
+	logU, logUBucket []float64
 	// loghArena backs the trees' logh slices.
 	// x and onPath are scratch for logPNeeded: the assumed outcome (or marginal) of
 	// every change, and whether it is on the path being scored.
@@ -291,8 +294,6 @@ func newSearch(q *Queue, g *graph, cfg *Config) *search {
 		m:          make([]float64, n),
 		u:          make([]float64, n),
 		logU:       make([]float64, n),
-		logUFar:    make([]float64, n),
-		loghArena:  make([]float64, 0, len(g.ahead)+n),
 		zob:        make([]uint64, n),
 		trees:      make([]tree, n),
 		finishedBy: make([]map[uint64]bool, n),
@@ -368,13 +369,19 @@ func (s *search) prepare() {
 			_ = prev // a duplicate running build is aborted later
 		}
 	}
-	pFar := stdNormalCDF(zFar)
+	if s.cfg.Policy == PolicyExpected {
+		s.logUBucket = make([]float64, len(s.u)*len(zBuckets))
+	}
 	for i, f := range s.finishedBy {
 		if f != nil {
 			s.u[i] = 1 // a known result makes either factor 1
 		}
 		s.logU[i] = math.Log(s.u[i])
-		s.logUFar[i] = math.Log(pFar + (1-pFar)*s.u[i])
+		if s.logUBucket != nil {
+			for k, pb := range phiBuckets {
+				s.logUBucket[i*len(zBuckets)+k] = math.Log(pb + (1-pb)*s.u[i])
+			}
+		}
 	}
 }
 
@@ -388,9 +395,6 @@ func (s *search) initTree(j int) *tree {
 	t.inited = true
 	t.pend = s.plan.Decisions[j].WaitingFor
 	t.words = int32((len(t.pend) + 63) / 64)
-	start := len(s.loghArena)
-	s.loghArena = append(s.loghArena, make([]float64, len(t.pend)+1)...)
-	t.logh = s.loghArena[start:len(s.loghArena):len(s.loghArena)]
 	cj := s.q.Changes[j]
 	switch s.cfg.Policy {
 	case PolicySQ2024:
@@ -405,39 +409,57 @@ func (s *search) initTree(j int) *tree {
 				continue // z within rounding of the quantile
 			}
 			if t.pb == nil {
-				t.pb = make([]float64, len(t.pend))
-				for x := range t.pb {
+				t.pb = make([]float64, 2*len(t.pend))
+				for x := range t.pend {
 					t.pb[x] = math.NaN()
 				}
 			}
 			t.pb[p] = pb
-			logBeta += math.Log(pb)
+			lp := math.Log(pb)
+			t.pb[len(t.pend)+p] = lp
+			logBeta += lp
 			any = true
 		}
 		if !any || logBeta < math.Log(s.cfg.FallbackFloor) || math.IsInf(logBeta, -1) {
 			t.pb = nil // not bypassing: PolicySQ2019 for this change
 		}
-	case PolicyExpected:
-		// The exact P(FT_j < FT_i) of a level is computed when the level is built;
-		// the bound only needs an upper bound: Phi(zFar) far below the mean, else 1.
-		for p, i := range t.pend {
-			if finishZBelow(s.q.Changes[i], cj, zFar) {
-				t.logh[p] = s.logUFar[i]
-			}
-		}
 	}
-	// logh holds the log bound of each level; sum the suffixes.
-	for d := len(t.pend) - 1; d >= 0; d-- {
-		lb := s.logU[t.pend[d]]
-		switch {
-		case s.cfg.Policy == PolicyExpected:
-			lb = t.logh[d]
-		case t.pb != nil && !math.IsNaN(t.pb[d]):
-			lb = math.Log(t.pb[d])
-		}
-		t.logh[d] = t.logh[d+1] + lb
+	for d := range t.pend {
+		t.root += s.levelBound(t, cj, d)
 	}
 	return t
+}
+
+// levelBound returns the log of an upper bound on both factors of level d of the tree
+// t of change cj.
+func (s *search) levelBound(t *tree, cj Change, d int) float64 {
+	i := t.pend[d]
+	switch {
+	case s.cfg.Policy == PolicyExpected:
+		// The exact P(FT_j < FT_i) of a level is computed when the level is built; the
+		// bound takes Phi at the bucket edge above Z, or 1.
+		if k := zBucket(s.q.Changes[i], cj); k >= 0 {
+			return s.logUBucket[i*len(zBuckets)+k]
+		}
+		return 0
+	case t.pb != nil && !math.IsNaN(t.pb[d]):
+		return t.pb[len(t.pend)+d] // its logarithm, stored behind it
+	}
+	return s.logU[i]
+}
+
+// expand fills the suffix bounds of change j's tree when its root is first expanded.
+func (s *search) expand(j int, t *tree) {
+	if t.logh != nil {
+		return
+	}
+	start := len(s.loghArena)
+	s.loghArena = append(s.loghArena, make([]float64, len(t.pend)+1)...)
+	t.logh = s.loghArena[start:len(s.loghArena):len(s.loghArena)]
+	cj := s.q.Changes[j]
+	for d := len(t.pend) - 1; d >= 0; d-- {
+		t.logh[d] = t.logh[d+1] + s.levelBound(t, cj, d)
+	}
 }
 
 // levelAt returns level d of change j's tree, building the missing levels.
@@ -569,8 +591,8 @@ func (s *search) pop() item {
 func (s *search) run() {
 	for j := range s.q.Changes {
 		if s.state[j] == pending {
-			if t := s.initTree(j); t.logh[0] >= s.logThr {
-				s.push(item{key: t.logh[0], t: int32(j)})
+			if t := s.initTree(j); t.root >= s.logThr {
+				s.push(item{key: t.root, t: int32(j)})
 			}
 		}
 	}
@@ -578,41 +600,64 @@ func (s *search) run() {
 	zeros := make([]uint64, (len(s.q.Changes)+63)/64)
 	selected := 0
 	for len(s.heap) > 0 && selected < s.cfg.Capacity {
-		if s.plan.Explored >= s.cfg.MaxExplored {
-			s.plan.Truncated = true
-			return
-		}
 		it := s.pop()
-		s.plan.Explored++
-		j := int(it.t)
-		t := s.initTree(j)
-		a := zeros[:t.words]
-		if it.depth > 0 {
-			a = s.bits[it.off : it.off+t.words]
-		}
-		if int(it.depth) == len(t.pend) {
-			if s.emit(j, t, it.logp, a) {
-				selected++
+		// Follow a chain of children whose key equals their parent's (levels whose
+		// bound is exact, such as bypass levels) without going through the heap: such
+		// a child would be the next item popped anyway, up to ties.
+		for {
+			if s.plan.Explored >= s.cfg.MaxExplored {
+				s.plan.Truncated = true
+				return
 			}
-			continue
-		}
-		lv := s.levelAt(j, t, int(it.depth))
-		f1, f0 := s.factors(lv, a)
-		for bit, f := range [2]float64{f0, f1} {
-			if !(f > 0) {
-				continue
+			s.plan.Explored++
+			j := int(it.t)
+			t := s.initTree(j)
+			a := zeros[:t.words]
+			if it.depth > 0 {
+				a = s.bits[it.off : it.off+t.words]
 			}
-			lp := it.logp + math.Log(f)
-			key := lp + t.logh[it.depth+1]
-			if key < s.logThr {
-				continue
+			if int(it.depth) == len(t.pend) {
+				if s.emit(j, t, it.logp, a) {
+					selected++
+				}
+				break
 			}
-			off := int32(len(s.bits))
-			s.bits = append(s.bits, a...)
-			if bit == 1 {
-				s.bits[off+it.depth>>6] |= 1 << (uint(it.depth) & 63)
+			s.expand(j, t)
+			lv := s.levelAt(j, t, int(it.depth))
+			f1, f0 := s.factors(lv, a)
+			var lf1, lf0 float64
+			if f1 == f0 {
+				lf1 = math.Log(f1)
+				lf0 = lf1
+			} else {
+				lf1, lf0 = math.Log(f1), math.Log(f0)
 			}
-			s.push(item{key: key, logp: lp, t: it.t, depth: it.depth + 1, off: off})
+			next, follow := item{}, false
+			for bit, lf := range [2]float64{lf0, lf1} {
+				if math.IsInf(lf, -1) || math.IsNaN(lf) {
+					continue
+				}
+				lp := it.logp + lf
+				key := lp + t.logh[it.depth+1]
+				if key < s.logThr {
+					continue
+				}
+				off := int32(len(s.bits))
+				s.bits = append(s.bits, a...)
+				if bit == 1 {
+					s.bits[off+it.depth>>6] |= 1 << (uint(it.depth) & 63)
+				}
+				child := item{key: key, logp: lp, t: it.t, depth: it.depth + 1, off: off}
+				if !follow && key >= it.key {
+					next, follow = child, true
+					continue
+				}
+				s.push(child)
+			}
+			if !follow {
+				break
+			}
+			it = next
 		}
 	}
 }
@@ -713,7 +758,7 @@ func (s *search) logPNeeded(j int, t *tree, a []uint64) float64 {
 			s.x[k] = 1
 		}
 	}
-	lp := 0.0
+	lp, prod := 0.0, 1.0
 	for d, i := range t.pend {
 		q, det := s.q.Changes[i].PSucc, s.finishedBy[i] != nil
 		var key uint64
@@ -754,8 +799,15 @@ func (s *search) logPNeeded(j int, t *tree, a []uint64) float64 {
 				f = pb + (1-pb)*f
 			}
 		}
-		lp += math.Log(f)
+		// Multiply in linear space and move the product into lp before it can
+		// underflow: one logarithm per many levels.
+		prod *= f
+		if prod < 0x1p-900 {
+			lp += math.Log(prod)
+			prod = 1
+		}
 	}
+	lp += math.Log(prod)
 	for _, k := range t.pend {
 		s.onPath[k] = false
 		s.x[k] = s.m[k]
@@ -777,9 +829,34 @@ func finishZBelow(ci, cj Change, z0 float64) bool {
 	return num < 0 || num*num < z0*z0*den2
 }
 
-// zFar is the Z below which PolicyExpected's bound uses Phi(zFar) instead of the
-// exact P(FT_C < FT_i): any Z that saves most Erfc calls works.
-const zFar = -5
+// zBuckets are the edges, all negative, of the Z buckets that bound P(FT_C < FT_i)
+// under PolicyExpected without an Erfc call per conflict; phiBuckets holds Phi of each.
+var (
+	zBuckets   = [...]float64{-8, -5, -4, -3, -2.5, -2, -1.5, -1, -0.5}
+	phiBuckets = func() (p [len(zBuckets)]float64) {
+		for k, z := range zBuckets {
+			p[k] = stdNormalCDF(z)
+		}
+		return p
+	}()
+)
+
+// zBucket returns the first k with FinishZ(ci, cj) ≤ zBuckets[k], or -1 when Z is above
+// every edge (or not finite), comparing squares instead of taking a square root.
+func zBucket(ci, cj Change) int {
+	num := (ci.Arrival - cj.Arrival) - (cj.BuildMu - ci.BuildMu)
+	den2 := ci.BuildSigma*ci.BuildSigma + cj.BuildSigma*cj.BuildSigma
+	if !(num < 0) || den2 == 0 {
+		return -1
+	}
+	r := num * num / den2 // Z²
+	for k, z := range zBuckets {
+		if r >= z*z {
+			return k
+		}
+	}
+	return -1
+}
 
 // normalQuantile returns z with Phi(z) = p for p in [0, 1] (±Inf at the ends).
 func normalQuantile(p float64) float64 {
