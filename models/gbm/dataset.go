@@ -82,8 +82,13 @@ func NewDataset(x mat.Matrix, maxBin int) (*Dataset, error) {
 		histOffset: make([]int, c+1),
 	}
 	errs := make([]error, c)
-	parallelFor(c, runtime.GOMAXPROCS(0), func(_, f int) {
-		col := make([]float64, r)
+	workers := runtime.GOMAXPROCS(0)
+	cols, sorted := make([][]float64, workers), make([][]float64, workers)
+	parallelFor(c, workers, func(w, f int) {
+		if cols[w] == nil {
+			cols[w], sorted[w] = make([]float64, r), make([]float64, 0, r)
+		}
+		col := cols[w]
 		if rv, ok := x.(mat.RawColViewer); ok {
 			copy(col, rv.RawColView(f))
 		} else {
@@ -91,7 +96,7 @@ func NewDataset(x mat.Matrix, maxBin int) (*Dataset, error) {
 				col[i] = x.At(i, f)
 			}
 		}
-		errs[f] = d.binFeature(f, col, maxBin)
+		errs[f] = d.binFeature(f, col, sorted[w], maxBin)
 	})
 	for _, err := range errs {
 		if err != nil {
@@ -111,9 +116,9 @@ func (d *Dataset) NRows() int { return d.nRows }
 func (d *Dataset) NFeatures() int { return d.nFeatures }
 
 // binFeature finds the bin edges of feature f from its values col and fills its column
-// of d.bins.
-func (d *Dataset) binFeature(f int, col []float64, maxBin int) error {
-	sorted := make([]float64, 0, len(col))
+// of d.bins; sorted is a scratch buffer with capacity for len(col) values.
+func (d *Dataset) binFeature(f int, col, sorted []float64, maxBin int) error {
+	sorted = sorted[:0]
 	for i, v := range col {
 		if math.IsInf(v, 0) {
 			return fmt.Errorf("%w: row %d, column %d: infinite value", ErrBadData, i, f)
@@ -152,31 +157,32 @@ func binEdges(v []float64, maxBin int) []float64 {
 	if len(v) == 0 {
 		return []float64{math.Inf(1)}
 	}
-	type run struct {
-		value float64
-		count int
-	}
-	var runs []run
-	for _, x := range v {
-		if len(runs) > 0 && runs[len(runs)-1].value == x {
-			runs[len(runs)-1].count++
-			continue
+	distinct := 1
+	for i := 1; i < len(v); i++ {
+		if v[i] != v[i-1] {
+			distinct++
 		}
-		runs = append(runs, run{x, 1})
 	}
-	upper := make([]float64, 0, min(len(runs), maxBin))
-	if len(runs) <= maxBin {
-		for i := 0; i+1 < len(runs); i++ {
-			upper = append(upper, midpoint(runs[i].value, runs[i+1].value))
+	upper := make([]float64, 0, min(distinct, maxBin))
+	if distinct <= maxBin {
+		for i := 0; i+1 < len(v); i++ {
+			if v[i] != v[i+1] {
+				upper = append(upper, midpoint(v[i], v[i+1]))
+			}
 		}
 	} else {
 		step := float64(len(v)) / float64(maxBin)
-		acc := 0
-		for i := 0; i+1 < len(runs) && len(upper) < maxBin-1; i++ {
-			acc += runs[i].count
-			if float64(acc) >= step*float64(len(upper)+1) {
-				upper = append(upper, midpoint(runs[i].value, runs[i+1].value))
+		for i := 0; i < len(v); {
+			j := i + 1
+			for j < len(v) && v[j] == v[i] {
+				j++
 			}
+			// j rows are at or below v[i]; close the bin after v[i] once they reach
+			// the next quantile.
+			if j < len(v) && len(upper) < maxBin-1 && float64(j) >= step*float64(len(upper)+1) {
+				upper = append(upper, midpoint(v[i], v[j]))
+			}
+			i = j
 		}
 	}
 	return append(upper, math.Inf(1))
