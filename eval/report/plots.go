@@ -460,11 +460,11 @@ func (f forest) build() ([]*plot.Plot, vg.Length, vg.Length, error) {
 		}
 		s := 100 / math.Abs(d.A)
 		c := neutral
-		if d.Significant() {
+		switch verdict(d) {
+		case 1:
+			c = better
+		case -1:
 			c = worse
-			if (d.Better == eval.HigherIsBetter) == (d.Lo > 0) {
-				c = better
-			}
 		}
 		rows = append(rows, row{d.Diff * s, d.Lo * s, d.Hi * s, c})
 		names = append(names, d.Metric)

@@ -305,13 +305,25 @@ func diffRow(d Difference, b string) diffData {
 		Verdict:  "no clear difference",
 		Class:    "neutral",
 	}
-	if d.Significant() {
+	switch verdict(d) {
+	case 1:
+		row.Verdict, row.Class = b+" better", "better"
+	case -1:
 		row.Verdict, row.Class = b+" worse", "worse"
-		if (d.Better == eval.HigherIsBetter) == (d.Lo > 0) {
-			row.Verdict, row.Class = b+" better", "better"
-		}
 	}
 	return row
+}
+
+// verdict is 1 when the interval shows B better than A, -1 when it shows B worse, and 0
+// when it contains 0.
+func verdict(d Difference) int {
+	switch {
+	case !d.Significant():
+		return 0
+	case (d.Better == eval.HigherIsBetter) == (d.Lo > 0):
+		return 1
+	}
+	return -1
 }
 
 // formatValue prints a metric with four significant digits.

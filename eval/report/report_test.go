@@ -489,6 +489,29 @@ func TestForestSkipsZeroA(t *testing.T) {
 	}
 }
 
+func TestVerdict(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		better eval.Direction
+		lo, hi float64
+		want   int
+	}{
+		{"loss down", eval.LowerIsBetter, -2, -1, 1},
+		{"loss up", eval.LowerIsBetter, 1, 2, -1},
+		{"loss unclear", eval.LowerIsBetter, -1, 1, 0},
+		{"score up", eval.HigherIsBetter, 1, 2, 1},
+		{"score down", eval.HigherIsBetter, -2, -1, -1},
+		{"score unclear", eval.HigherIsBetter, 0, 1, 0},
+	}
+	for _, tc := range tests {
+		d := Difference{Better: tc.better, PairedDiff: eval.PairedDiff{Lo: tc.lo, Hi: tc.hi}}
+		if got := verdict(d); got != tc.want {
+			t.Errorf("%s: verdict(%v, [%v, %v]) = %d, want %d", tc.name, tc.better, tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}
+
 func TestMetricRowBest(t *testing.T) {
 	t.Parallel()
 	models := []string{"a", "b", "c"}
