@@ -104,7 +104,11 @@ func BenchmarkBuildTimeRow(b *testing.B) {
 	dev := DevStats{PriorChanges: 12, SuccessRate: 0.8, ConflictRate: 0.1, MeanLogDuration: 6}
 	dst := make([]float64, NBuildTime)
 	b.ReportAllocs()
+	rows := 0
+	cpu0 := cpuTime()
 	for b.Loop() {
 		benchRow = BuildTime(dst, &c, spec, dev)
+		rows++
 	}
+	reportRows(b, rows, cpu0)
 }
