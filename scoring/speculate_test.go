@@ -386,6 +386,7 @@ func refNodes(q Queue, cfg Config) map[string]float64 {
 func TestSpeculateBruteForce(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 1))
+	aborted := 0
 	for trial := range 20 {
 		q := randomQueue(rng, 9, 0.2+0.6*rng.Float64())
 		for _, pol := range []Policy{PolicySQ2019, PolicySQ2024, PolicyExpected} {
@@ -403,6 +404,37 @@ func TestSpeculateBruteForce(t *testing.T) {
 			for k, w := range want {
 				if !scalar.EqualWithinAbsOrRel(got[k], w, tolExact, 1e-10) {
 					t.Errorf("trial %d %v: P-needed(%s) = %v, want %v", trial, pol, k, got[k], w)
+				}
+			}
+
+			// Running builds on random paths beyond a capacity of 3 are aborted and
+			// scored along their own path.
+			withBuilds := q
+			withBuilds.Builds = nil
+			for range 6 {
+				j := rng.IntN(len(q.Changes))
+				var path []int
+				for i := range j {
+					if rng.IntN(2) == 0 {
+						path = append(path, i)
+					}
+				}
+				withBuilds.Builds = append(withBuilds.Builds, Build{Change: j, Path: path, Status: BuildRunning})
+			}
+			capped := cfg
+			capped.Capacity = 3
+			pb, err := Speculate(withBuilds, capped)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, nd := range pb.Nodes {
+				if nd.Action != Abort {
+					continue
+				}
+				aborted++
+				k := nodeKey(nd.Change, nd.Landed)
+				if w := want[k]; !scalar.EqualWithinAbsOrRel(nd.PNeeded, w, tolExact, 1e-10) {
+					t.Errorf("trial %d %v: aborted build %d: P-needed(%s) = %v, want %v", trial, pol, nd.Build, k, nd.PNeeded, w)
 				}
 			}
 			logs := make([][]float64, len(q.Changes))
@@ -425,6 +457,9 @@ func TestSpeculateBruteForce(t *testing.T) {
 				}
 			}
 		}
+	}
+	if aborted == 0 {
+		t.Error("no running build was aborted: the abort check did not run")
 	}
 }
 
