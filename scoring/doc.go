@@ -92,13 +92,19 @@
 //
 // Every factor is at most 1, so P-needed only falls with depth. Speculate searches
 // best-first over tree prefixes (a change plus the outcomes assumed for the first d
-// changes of A_C) with one heap for all changes: complete nodes come off the heap in
-// decreasing P-needed. Children below Config.SpeculationThreshold or with P-needed 0 are
-// never pushed, and the search stops once Config.Capacity nodes are selected, so it
-// expands only prefixes more likely than the last selected node instead of 2^n nodes.
-// Selected nodes with a running build are kept; running builds not selected are
-// aborted and reported with their own P-needed. Nodes with a finished build are not
-// candidates.
+// changes of A_C) with one heap for all changes, ordered by the prefix's log P-needed
+// plus the log of an upper bound on the factors still to come (an A* search with an
+// admissible bound). The bound of change i's level is u_i = max(q_i^max, 1 − q_i^min),
+// with q_i^max = P-succ_i times (1 − P-conf) over the landed changes and q_i^min the same
+// over every change not rejected; under PolicySQ2024 a bypass level's bound is its exact
+// factor, and under PolicyExpected Phi is bounded by its value at the next edge of a
+// fixed grid of Z. Complete nodes therefore come off the heap in decreasing P-needed.
+// Prefixes whose bound is below Config.SpeculationThreshold, or whose P-needed is 0, are
+// never pushed, and the search stops once Config.Capacity nodes are selected: it expands
+// only prefixes that could still beat the last selected node, never the 2^n nodes of the
+// tree, and a tree whose bound is already too low is never opened. Selected nodes with a
+// running build are kept; running builds not selected are aborted and reported with the
+// P-needed of their own path. Nodes with a finished build are not candidates.
 //
 // # Decisions
 //

@@ -176,8 +176,10 @@ type Plan struct {
 // expands only prefixes whose probability exceeds that of the last selected node, never
 // the 2^n nodes of the tree.
 //
-// Speculate returns an error wrapping ErrInvalidQueue or ErrInvalidConfig for bad
-// input. All probabilities of the queue must lie in [0, 1]; NaN is rejected.
+// An empty queue gives an empty plan. Speculate returns an error wrapping
+// ErrInvalidQueue or ErrInvalidConfig for bad input: all probabilities must lie in
+// [0, 1] (NaN is rejected, nothing is clamped), times must be finite and sigmas
+// non-negative.
 func Speculate(q Queue, cfg Config) (*Plan, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err

@@ -511,6 +511,14 @@ func TestSpeculateSelection(t *testing.T) {
 	}
 }
 
+func TestSpeculateEmpty(t *testing.T) {
+	t.Parallel()
+	p, err := Speculate(Queue{}, Config{Capacity: 1})
+	if err != nil || len(p.Nodes) != 0 || len(p.Decisions) != 0 {
+		t.Errorf("Speculate(empty) = %+v, %v, want an empty plan", p, err)
+	}
+}
+
 func compare(a, b float64) int {
 	switch {
 	case a < b:
