@@ -59,8 +59,8 @@ var (
 	lineWidth = vg.Points(1.5)
 )
 
-// Reliability is a reliability diagram of one or more classifiers: observed success
-// rate against mean predicted probability per bin, with the diagonal of perfect
+// Reliability is a reliability diagram of one or more classifiers: observed share of
+// label 1 against mean predicted probability per bin, with the diagonal of perfect
 // calibration, above a panel of the number of rows in each bin.
 type Reliability struct {
 	// Title is the figure title, e.g. "success: reliability".
@@ -72,8 +72,10 @@ type Reliability struct {
 // ReliabilitySeries is one classifier's reliability bins, as eval.Calibration or
 // eval.ClassifierMetrics.Calibration give them.
 type ReliabilitySeries struct {
+	// Model names the series in the legend.
 	Model string
-	Bins  []eval.CalibrationBin
+	// Bins are the reliability bins; empty bins are not drawn.
+	Bins []eval.CalibrationBin
 }
 
 func (r Reliability) kind() string  { return "reliability" }
@@ -280,7 +282,9 @@ type PITHistogram struct {
 // PITSeries is one model's PIT histogram as fractions of rows per bin summing to 1, as
 // eval.PITHistogram and eval.DistributionMetrics.PIT give them.
 type PITSeries struct {
-	Model     string
+	// Model names the series in the legend.
+	Model string
+	// Fractions[k] is the share of rows whose PIT falls in bin k of equal-width bins.
 	Fractions []float64
 }
 
@@ -361,7 +365,9 @@ type Coverage struct {
 // central interval of probability Nominal[k] (eval.CoverageLevels and
 // eval.DistributionMetrics.Coverage).
 type CoverageSeries struct {
-	Model     string
+	// Model names the series in the legend.
+	Model string
+	// Nominal and Empirical are the interval probabilities and the covered shares, in [0, 1].
 	Nominal   []float64
 	Empirical []float64
 }
