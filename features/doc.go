@@ -15,7 +15,9 @@
 // (change, revision, developer, speculation) and "CI at Scale" (2024) §IX-B (the build-time
 // list: targets changed/added/removed, conflicts count, speculation height, lines, files,
 // commits, developer). A change's decision time D is its decided_at, or, when the history
-// does not record it, the latest finished_at (else started_at) of its builds. A build is
+// does not record it, the latest finished_at (else started_at) of its builds; a change
+// is decided when D or its outcome is known, or when the history has no time for it at
+// all (a complete record without timestamps). A build is
 // decisive when its status is succeeded or failed; infra_failed and aborted builds say
 // nothing about the change and are ignored everywhere below.
 //

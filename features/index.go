@@ -20,7 +20,7 @@ const (
 
 // Skip reasons, as they appear in Table.Skipped and the trainer's summary.
 const (
-	SkipUndecided              = "undecided"                      // the change's decision time is unknown
+	SkipUndecided              = "undecided"                      // the change is not decided (see decisionTime)
 	SkipNoDecisiveBuild        = "no_decisive_build"              // the change has no succeeded or failed build
 	SkipNoRealOrEmptyPathBuild = "no_build_on_real_or_empty_path" // none of its decisive builds is on its real path or the empty path
 	SkipUnknownTargets         = "unknown_affected_targets"       // a pending pair where either change's affected targets are unknown
@@ -52,6 +52,7 @@ type Index struct {
 
 type changeInfo struct {
 	decided     time.Time // D: decided_at, else latest build time; zero when unknown
+	isDecided   bool      // see decisionTime
 	queuePos    int32
 	label       int8
 	labelBuild  int32    // the build the label came from; -1 without a label
@@ -157,7 +158,9 @@ func NewIndex(ctx context.Context, h *datasets.History) (*Index, error) {
 		return nil, fmt.Errorf("features: indexing history: %w", err)
 	}
 	for i := range h.Changes {
-		ix.changes[i].decided = ix.decisionTime(i)
+		c, info := &h.Changes[i], &ix.changes[i]
+		info.decided = ix.decisionTime(i)
+		info.isDecided = !info.decided.IsZero() || c.Outcome != datasets.OutcomeUnknown || c.SubmittedAt.IsZero()
 	}
 	ix.queue = make([]int32, len(h.Changes))
 	for i := range ix.queue {
@@ -198,7 +201,11 @@ func NewIndex(ctx context.Context, h *datasets.History) (*Index, error) {
 }
 
 // decisionTime returns D(c): decided_at, else the latest finished_at of its builds, else
-// their latest started_at, else zero (unknown).
+// their latest started_at, else zero (unknown). A change is decided when D is known, when
+// its outcome is known, or when the history has no time for it at all (a record such as
+// BuildFast's, complete but without timestamps); a decided change with an unknown D gets
+// a label but takes no part in anything that needs a time (pending sets, developer
+// statistics).
 func (ix *Index) decisionTime(i int) time.Time {
 	c := &ix.h.Changes[i]
 	if !c.DecidedAt.IsZero() {
@@ -326,7 +333,7 @@ func (ix *Index) labelChange(i int) {
 	if real < 0 {
 		real = empty
 	}
-	if real >= 0 && !info.decided.IsZero() {
+	if real >= 0 && info.isDecided {
 		info.labelBuild = real
 		info.label = labelFalse
 		if ix.h.Builds[real].Status == datasets.StatusSucceeded {

@@ -74,7 +74,20 @@ func TestSuccessLabels(t *testing.T) {
 		{"decision time from builds when decided_at is unknown",
 			func(cs []datasets.Change) []datasets.Change { cs[2].DecidedAt = at(-1); return cs }, []datasets.Build{
 				build("b1", "c2", ok, 3, 9, 60, "c1")}, 1, ""},
-		{"undecided", func(cs []datasets.Change) []datasets.Change { cs[2].DecidedAt = at(-1); return cs }, nil, -1, SkipUndecided},
+		{"undecided", func(cs []datasets.Change) []datasets.Change {
+			cs[2].DecidedAt, cs[2].Outcome = at(-1), pending
+			return cs
+		}, []datasets.Build{build("b1", "c2", ok, -1, -1, 60)}, -1, SkipUndecided},
+		{"decided by its outcome at an unknown time", func(cs []datasets.Change) []datasets.Change {
+			cs[2].DecidedAt = at(-1)
+			return cs
+		}, []datasets.Build{build("b1", "c2", ok, -1, -1, 60)}, 1, ""},
+		{"a record without any time is decided", func(cs []datasets.Change) []datasets.Change {
+			for i := range cs {
+				cs[i].SubmittedAt, cs[i].DecidedAt, cs[i].Outcome = at(-1), at(-1), pending
+			}
+			return cs
+		}, []datasets.Build{build("b1", "c2", fail, -1, -1, 60)}, 0, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

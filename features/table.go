@@ -138,7 +138,7 @@ func (ix *Index) successRows(ctx context.Context, t *Table) error {
 		c := &h.Changes[ci]
 		info := &ix.changes[ci]
 		switch {
-		case info.decided.IsZero():
+		case !info.isDecided:
 			t.Skipped[SkipUndecided]++
 			continue
 		case info.asOfBuild < 0:
