@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
@@ -303,7 +304,7 @@ func fitRun(ctx context.Context, x mat.Matrix, y, w []float64, xVal mat.Matrix, 
 	}
 	b := &booster{
 		cfg:    cfg,
-		tree:   gbm.TreeConfig{MaxDepth: cfg.MaxDepth, NumLeaves: 1 << cfg.MaxDepth, MinDataInLeaf: 1, NumThreads: cfg.NumThreads},
+		tree:   treeConfig(cfg),
 		train:  train,
 		rng:    rand.New(rand.NewPCG(cfg.RandomState, 0x4e47426f6f7374)), // "NGBoost"
 		grad0:  make([]float64, train.n),
@@ -346,7 +347,7 @@ func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
 	m := &Model{
 		family:       cfg.Dist,
 		init:         init,
-		featureNames: cfg.FeatureNames,
+		featureNames: slices.Clone(cfg.FeatureNames),
 		nFeatures:    tr.p,
 		info:         FitInfo{Config: cfg, BestIteration: -1},
 	}

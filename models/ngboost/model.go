@@ -42,7 +42,9 @@ type FitInfo struct {
 	// BestIteration is the 0-based iteration with the lowest validation score, -1
 	// without a validation set.
 	BestIteration int
-	// Refit reports that the model was fitted again on all rows after early stopping.
+	// Refit reports that the model was fitted again on all rows after early stopping;
+	// ValScore and BestIteration are then those of the run on the training part, and
+	// TrainScore that of the refit.
 	Refit bool
 }
 
