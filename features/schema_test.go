@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sqpredict/sqpredict/datasets"
+	"gonum.org/v1/gonum/floats/scalar"
 )
 
 // The golden schema hashes. A failure here means the feature columns changed: every
@@ -232,4 +233,41 @@ func intSet(s []string) []int32 {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+func TestReadDevTableErrors(t *testing.T) {
+	const ok = `{"format_version":1,"feature_schema_version":1,"prior_strength":5,"as_of":"2026-01-01T00:00:00Z",` +
+		`"population":{"changes":3,"labelled":2,"succeeded":1,"pairs":1,"conflicts":0,"builds":2,"log_duration_sum":12.5},` +
+		`"authors":{"ann":{"changes":1,"labelled":1,"succeeded":1,"pairs":0,"conflicts":0,"builds":1,"log_duration_sum":6}}}`
+	tests := []struct {
+		name string
+		in   string
+		want error
+	}{
+		{"valid", ok, nil},
+		{"not json", `{"format_version":`, ErrInvalidDevTable},
+		{"future version", strings.Replace(ok, `"format_version":1`, `"format_version":2`, 1), ErrUnsupportedVersion},
+		{"other schema version", strings.Replace(ok, `"feature_schema_version":1`, `"feature_schema_version":7`, 1), ErrInvalidDevTable},
+		{"other prior", strings.Replace(ok, `"prior_strength":5`, `"prior_strength":2`, 1), ErrInvalidDevTable},
+		{"more successes than labels", strings.Replace(ok, `"labelled":1,"succeeded":1`, `"labelled":1,"succeeded":2`, 1), ErrInvalidDevTable},
+		{"negative population", strings.Replace(ok, `"changes":3`, `"changes":-3`, 1), ErrInvalidDevTable},
+		{"empty author", strings.Replace(ok, `"ann"`, `""`, 1), ErrInvalidDevTable},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := ReadDevTable(strings.NewReader(tc.in))
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (d != nil) {
+				t.Fatalf("ReadDevTable = %v, %v, want %v", d, err, tc.want)
+			}
+			if d == nil {
+				return
+			}
+			// ann: 1 of 1 against m = 2/4; the population mean duration is 6.25.
+			got := d.Lookup("ann")
+			if got.PriorChanges != 1 || !scalar.EqualWithinAbsOrRel(got.SuccessRate, (1+5*0.5)/6, exactTol, exactTol) ||
+				!scalar.EqualWithinAbsOrRel(got.MeanLogDuration, (6+5*6.25)/6, exactTol, exactTol) {
+				t.Errorf("Lookup(ann) = %+v", got)
+			}
+		})
+	}
 }
