@@ -55,16 +55,15 @@ type changeInfo struct {
 	isDecided   bool      // see decisionTime
 	queuePos    int32
 	label       int8
-	labelBuild  int32    // the build the label came from; -1 without a label
 	asOfBuild   int32    // latest-started decisive build; -1 without one
 	builds      []int32  // all builds of the change, in table order
 	targets     []int32  // affected targets as sorted distinct ids; nil when unknown
 	nTargets    float64  // len(targets), NaN when unknown: the affected_targets feature
 	bits        []uint64 // targets as a bitset when there are at least bitsetMin of them
-	conflicts   float64
-	ahead       float64
-	realAll     int32 // number of changes on the real path
-	realOverlap int32 // of those, the ones a real-path build must hold (see isRealPath)
+	conflicts   float64  // conflicts_count: pending changes at submission with overlapping targets
+	ahead       float64  // queue_ahead: pending changes at submission
+	realAll     int32    // number of changes on the real path
+	realOverlap int32    // of those, the ones a real-path build must hold (see isRealPath)
 	dev         DevStats
 }
 
@@ -81,12 +80,19 @@ type pairInfo struct {
 
 type devEvent struct {
 	at     time.Time
-	kind   uint8 // 0 change, 1 pair, 2 build
+	kind   uint8 // eventChange, eventPair or eventBuild
 	label  int8
 	a, b   int32 // change indices (b: other change of a pair)
 	seq    int32 // order of creation, which breaks ties of at
 	logDur float64
 }
+
+// The kinds of developer-statistics events.
+const (
+	eventChange uint8 = iota // a change was decided (label: its success label)
+	eventPair                // a labelled candidate pair's later change was decided
+	eventBuild               // a decisive build with a duration belongs to a change decided now
+)
 
 func decisive(s datasets.Status) bool {
 	return s == datasets.StatusSucceeded || s == datasets.StatusFailed
@@ -110,7 +116,6 @@ func NewIndex(ctx context.Context, h *datasets.History) (*Index, error) {
 		}
 		byID[id] = int32(i)
 		ix.changes[i].label = labelUnknown
-		ix.changes[i].labelBuild = -1
 		ix.changes[i].asOfBuild = -1
 	}
 	ix.internTargets()
@@ -334,7 +339,6 @@ func (ix *Index) labelChange(i int) {
 		real = empty
 	}
 	if real >= 0 && info.isDecided {
-		info.labelBuild = real
 		info.label = labelFalse
 		if ix.h.Builds[real].Status == datasets.StatusSucceeded {
 			info.label = labelTrue
@@ -414,11 +418,11 @@ func (ix *Index) collectEvents() {
 		if info.decided.IsZero() {
 			continue
 		}
-		ix.events = append(ix.events, devEvent{at: info.decided, kind: 0, label: info.label, a: int32(i)})
+		ix.events = append(ix.events, devEvent{at: info.decided, kind: eventChange, label: info.label, a: int32(i)})
 		for _, bi := range info.builds {
 			b := &h.Builds[bi]
 			if decisive(b.Status) && b.DurationS >= 0 && !math.IsInf(b.DurationS, 1) {
-				ix.events = append(ix.events, devEvent{at: info.decided, kind: 2, a: int32(i), logDur: math.Log1p(b.DurationS)})
+				ix.events = append(ix.events, devEvent{at: info.decided, kind: eventBuild, a: int32(i), logDur: math.Log1p(b.DurationS)})
 			}
 		}
 	}
@@ -430,7 +434,7 @@ func (ix *Index) collectEvents() {
 		if d := ix.changes[p.behind].decided; d.After(at) {
 			at = d
 		}
-		ix.events = append(ix.events, devEvent{at: at, kind: 1, label: p.label, a: p.ahead, b: p.behind})
+		ix.events = append(ix.events, devEvent{at: at, kind: eventPair, label: p.label, a: p.ahead, b: p.behind})
 	}
 	for k := range ix.events {
 		ix.events[k].seq = int32(k)
@@ -446,11 +450,11 @@ func (ix *Index) collectEvents() {
 func (ix *Index) apply(t *DevTable, e *devEvent) {
 	h := ix.h
 	switch e.kind {
-	case 0:
+	case eventChange:
 		t.addChange(h.Changes[e.a].Author, e.label)
-	case 1:
+	case eventPair:
 		t.addPair(h.Changes[e.a].Author, h.Changes[e.b].Author, e.label)
-	case 2:
+	case eventBuild:
 		t.addBuild(h.Changes[e.a].Author, e.logDur)
 	}
 }
