@@ -361,14 +361,12 @@ func (s *search) prepare() {
 		if t.own == nil {
 			t.own = make(map[uint64]int32)
 		}
-		prev, seen := t.own[key]
-		switch {
-		case bd.Status != BuildRunning:
+		// A finished build makes the node no candidate; of several running builds
+		// on one node the first is kept and the others are aborted later.
+		if bd.Status != BuildRunning {
 			t.own[key] = -1
-		case !seen:
+		} else if _, seen := t.own[key]; !seen {
 			t.own[key] = int32(b)
-		default:
-			_ = prev // a duplicate running build is aborted later
 		}
 	}
 	if s.cfg.Policy == PolicyExpected {

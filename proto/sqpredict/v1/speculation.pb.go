@@ -638,6 +638,8 @@ type SpeculationNode struct {
 	// The change the build decides.
 	ChangeId string `protobuf:"bytes,1,opt,name=change_id,json=changeId,proto3" json:"change_id,omitempty"`
 	// The conflicting changes pending ahead that the build assumes landed: its path.
+	// Changes that this response lets land now are part of HEAD and not listed; the
+	// engine lands them first.
 	AssumedLandedChangeIds []string `protobuf:"bytes,2,rep,name=assumed_landed_change_ids,json=assumedLandedChangeIds,proto3" json:"assumed_landed_change_ids,omitempty"`
 	// The conflicting changes pending ahead that the build assumes rejected.
 	AssumedRejectedChangeIds []string `protobuf:"bytes,3,rep,name=assumed_rejected_change_ids,json=assumedRejectedChangeIds,proto3" json:"assumed_rejected_change_ids,omitempty"`
