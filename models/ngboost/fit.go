@@ -108,6 +108,8 @@ func refit(ctx context.Context, m *Model, x mat.Matrix, y, w []float64, cfg Conf
 	rm.info.ValScore = m.info.ValScore
 	rm.info.BestIteration = m.info.BestIteration
 	rm.info.Refit = true
+	// Record the configuration as given, not the refit's fixed iteration count.
+	rm.info.Config = m.info.Config
 	return rm, nil
 }
 

@@ -317,6 +317,9 @@ func TestEarlyStopping(t *testing.T) {
 	if re.NIterations() != m.NIterations() || !ri.Refit || ri.BestIteration != best || len(ri.TrainScore) != m.NIterations() {
 		t.Errorf("refit: %d iterations (refit %v, best %d, %d run), want %d, true, %d", re.NIterations(), ri.Refit, ri.BestIteration, len(ri.TrainScore), m.NIterations(), best)
 	}
+	if ri.Config.EarlyStoppingRounds != rounds || ri.Config.NEstimators != 2000 {
+		t.Errorf("refit records config %+v, want the one given", ri.Config)
+	}
 	marg, _ := FitMarginal(Normal, ally, nil)
 	if re.InitParams() != marg {
 		t.Errorf("refit starts from %v, want the marginal of all rows %v", re.InitParams(), marg)
