@@ -56,7 +56,11 @@
 // builds that finished strictly before the row's build started: the build itself for a
 // build-time row, and for a success row the change's latest-started decisive build, the
 // last speculation the queue ran for it. Nothing about a change decided after t, other
-// than what was known when it was submitted (its attributes), enters a row at t.
+// than what was known when it was submitted (its attributes), enters a row at t. A success
+// row's speculation counts may include the result of the build that later turns out to
+// decide its label (on synthetic ios histories, about one row in six): at serving time,
+// too, the queue knows how its finished speculations ended, only not which of them is on
+// the path that will land.
 //
 // # Developer statistics
 //
@@ -72,7 +76,16 @@
 //
 // # Schemas
 //
-// Each row kind has a [Schema]: its ordered feature names and [SchemaVersion]. The hash of
-// a schema, pinned by a golden test, goes into every model bundle; the scorer refuses a
-// bundle whose hash differs from its own.
+// Each row kind has a [Schema]: its ordered feature names and [SchemaVersion]. Its hash,
+// the SHA-256 of the version and the names (see [Schema.Hash]), is pinned by a golden
+// test and goes into every model bundle; the scorer refuses a bundle whose hash differs
+// from its own.
+//
+// # Developer table format
+//
+// [WriteDevTable] writes a JSON object (format_version [DevTableVersion]) holding
+// feature_schema_version, prior_strength, as_of (RFC 3339), and the counts of the
+// population and of every author: changes, labelled, succeeded, pairs, conflicts, builds
+// and log_duration_sum. Lookups compute the smoothed statistics from these counts, so the
+// scorer gets exactly what the trainer's rows saw at as_of.
 package features
