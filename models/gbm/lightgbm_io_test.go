@@ -626,3 +626,36 @@ func TestSaveLightGBMFile(t *testing.T) {
 		t.Error("SaveLightGBMFile into a missing directory succeeded")
 	}
 }
+
+func TestReadLightGBMAverageOutput(t *testing.T) {
+	t.Parallel()
+	// A random-forest model (boosting=rf) marks itself with a bare average_output line:
+	// LightGBM's Predict takes the mean of the trees before the link, while its
+	// PredictRaw returns the sum.
+	leaf := func(i int, v string) string {
+		return "Tree=" + strconv.Itoa(i) + "\nnum_leaves=1\nnum_cat=0\nsplit_feature=\nsplit_gain=\nthreshold=\n" +
+			"decision_type=\nleft_child=\nright_child=\nleaf_value=" + v + "\nleaf_weight=\nleaf_count=\n" +
+			"internal_value=\ninternal_weight=\ninternal_count=\nis_linear=0\nshrinkage=1\n\n\n"
+	}
+	text := "tree\nversion=v3\nnum_class=1\nnum_tree_per_iteration=1\nlabel_index=0\nmax_feature_idx=0\n" +
+		"objective=binary sigmoid:1\naverage_output\nfeature_names=x\nfeature_infos=none\n\n" +
+		leaf(0, "1") + leaf(1, "3") + "end of trees\n"
+	m, err := ReadLightGBM(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := mat.NewDense(1, 1, []float64{0})
+	if got := m.PredictRaw(nil, x)[0]; got != 4 {
+		t.Errorf("PredictRaw = %v, want the sum 4", got)
+	}
+	if got, want := m.Predict(nil, x)[0], 1/(1+math.Exp(-2)); got != want {
+		t.Errorf("Predict = %v, want %v", got, want)
+	}
+	var b bytes.Buffer
+	if err := WriteLightGBM(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\naverage_output\n") {
+		t.Error("WriteLightGBM dropped average_output")
+	}
+}

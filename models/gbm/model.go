@@ -27,7 +27,7 @@ type Model struct {
 	// kept for the writer; nil when unknown.
 	featureInfos  []string
 	obj           objective
-	averageOutput bool // random-forest models: the raw score is the mean, not the sum
+	averageOutput bool // random-forest models: Predict averages the trees before the link
 	// params are the "[key: value]" lines of the parameters section, kept for the writer.
 	params []string
 	// cfg is the configuration Fit used, defaults filled in; zero for other models.
@@ -117,7 +117,9 @@ func (m *Model) PredictRaw(dst []float64, x mat.Matrix) []float64 {
 
 // Predict is PredictRaw followed by the objective's link: probabilities for binary and
 // cross_entropy (sigmoid) and multiclass (softmax) models, exp of the raw score for
-// poisson, gamma and tweedie, the raw score for regression.
+// poisson, gamma and tweedie, the raw score for regression. For a random-forest model
+// (average_output) the raw score is divided by the number of iterations before the
+// link, as LightGBM's GBDT::Predict does.
 func (m *Model) Predict(dst []float64, x mat.Matrix) []float64 {
 	return m.predict(dst, x, true)
 }
@@ -213,7 +215,9 @@ func (m *Model) predictRows(dst []float64, x mat.Matrix, lo, hi int, buf []float
 				}
 			}
 		}
-		if m.averageOutput {
+		if transform && m.averageOutput {
+			// LightGBM's GBDT::Predict divides by the number of iterations before the
+			// link; its PredictRaw does not, and neither does ours.
 			n := float64(len(m.trees) / k)
 			for i := range out {
 				out[i] /= n
