@@ -166,10 +166,11 @@ func numericalLeft(n *node, x float64) bool {
 	return x <= n.threshold
 }
 
-// categoricalLeft is LightGBM's CategoricalDecision (tree.h): the value is truncated
-// to an int category, and the category goes left when its bit is set in the node's
-// bitset. NaN, negative categories and values too large for a C int go right (in C++
-// the conversion gives INT_MIN there, which is negative).
+// categoricalLeft is LightGBM's CategoricalDecision (tree.h): NaN goes right whatever
+// the missing type, the value is truncated to an int category, negative categories go
+// right, and a category goes left when its bit is set in the node's bitset (bits beyond
+// the bitset are unset). Values too large for a C int go right, as on x86, where the
+// C++ conversion gives the negative INT_MIN.
 func (t *Tree) categoricalLeft(n *node, x float64) bool {
 	if !(x > -1 && x < math.MaxInt32+1) { // NaN, x <= -1 (truncates below 0), too large
 		return false
