@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sqpredict/sqpredict/datasets"
+	"github.com/sqpredict/sqpredict/registry"
+	"github.com/sqpredict/sqpredict/training"
+)
+
+func init() {
+	register(command{name: "train", summary: "train, evaluate and publish a model bundle from a history", run: runTrain})
+}
+
+const trainUsage = "--history DIR --registry REG [--repo NAME] [--as-of T] [--window 90d] [--challengers gbm-success,ngboost-lognormal] [--config trainer.json] [--lenient]"
+
+// trainFlags are the flags train and schedule share: they fill a training.Config on top
+// of the --config file.
+type trainFlags struct {
+	history, registry, repo, asOf, window, challengers, config *string
+	lenient                                                    *bool
+}
+
+func addTrainFlags(fs interface {
+	String(name, value, usage string) *string
+	Bool(name string, value bool, usage string) *bool
+}) *trainFlags {
+	return &trainFlags{
+		history:     fs.String("history", "", "history folder to train on"),
+		registry:    fs.String("registry", "", "registry folder to publish into (created if missing)"),
+		repo:        fs.String("repo", "", "repository to train (default: the only one of the history)"),
+		asOf:        fs.String("as-of", "", "end of the training window, RFC 3339 (default: now)"),
+		window:      fs.String("window", "", "length of the window before --as-of: 90d, 2160h (default 90d)"),
+		challengers: fs.String("challengers", "", "comma-separated challengers to train too: gbm-success, ngboost-lognormal"),
+		config:      fs.String("config", "", "JSON training config (training.Config); flags override its fields"),
+		lenient:     fs.Bool("lenient", false, "skip history rows with problems instead of failing"),
+	}
+}
+
+// trainingConfig returns the config of the --config file with the flags applied.
+func (f *trainFlags) trainingConfig(e *env) (training.Config, error) {
+	var cfg training.Config
+	var err error
+	if *f.config != "" {
+		if cfg, err = training.LoadConfig(*f.config); err != nil {
+			return cfg, err
+		}
+	}
+	if *f.repo != "" {
+		cfg.Repo = *f.repo
+	}
+	if *f.asOf != "" {
+		if cfg.AsOf, err = time.Parse(time.RFC3339, *f.asOf); err != nil {
+			return cfg, fmt.Errorf("%w: --as-of: %w", errUsage, err)
+		}
+	}
+	if *f.window != "" {
+		if cfg.Window, err = training.ParseDuration(*f.window); err != nil {
+			return cfg, fmt.Errorf("%w: --window: %w", errUsage, err)
+		}
+	}
+	if *f.challengers != "" {
+		if cfg.Challengers, err = training.ParseChallengers(*f.challengers); err != nil {
+			return cfg, fmt.Errorf("%w: --challengers: %w", errUsage, err)
+		}
+	}
+	cfg.Log = e.log
+	return cfg, nil
+}
+
+func (f *trainFlags) check() error {
+	switch {
+	case *f.history == "":
+		return fmt.Errorf("%w: --history is required", errUsage)
+	case *f.registry == "":
+		return fmt.Errorf("%w: --registry is required", errUsage)
+	}
+	return nil
+}
+
+func runTrain(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "train", trainUsage)
+	f := addTrainFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := f.check(); err != nil {
+		return err
+	}
+	cfg, err := f.trainingConfig(e)
+	if err != nil {
+		return err
+	}
+	h, _, err := datasets.ReadHistory(ctx, *f.history, datasets.ReadOptions{Lenient: *f.lenient})
+	if err != nil {
+		return err
+	}
+	reg, err := registry.Open(*f.registry)
+	if err != nil {
+		return err
+	}
+	version, err := trainAndPublish(ctx, e, h, reg, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, version)
+	return nil
+}
+
+// trainAndPublish is the job of train and of every scheduled run: train one repository
+// and publish the bundle, with the table of stages on stderr.
+func trainAndPublish(ctx context.Context, e *env, h *datasets.History, reg *registry.Registry, cfg training.Config) (string, error) {
+	t0 := time.Now()
+	res, err := training.Train(ctx, h, cfg)
+	if err != nil {
+		return "", err
+	}
+	t1 := time.Now()
+	version, err := training.Publish(ctx, reg, res)
+	publish := time.Since(t1)
+	printStages(e, res, publish, time.Since(t0))
+	if err != nil {
+		return "", err
+	}
+	return version, nil
+}
+
+// printStages writes the stage table of a run and the headline metrics to e.stderr.
+func printStages(e *env, res *training.Result, publish, total time.Duration) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "train: %s, window %s to %s, holdout from %s\n", res.Repo,
+		res.Window.From.Format(time.RFC3339), res.Window.To.Format(time.RFC3339), res.Cut.Format(time.RFC3339))
+	fmt.Fprintf(&b, "  %-12s %10s\n", "stage", "seconds")
+	for _, s := range res.Stages {
+		fmt.Fprintf(&b, "  %-12s %10.3f\n", s.Name, s.Duration.Seconds())
+	}
+	fmt.Fprintf(&b, "  %-12s %10.3f\n  %-12s %10.3f\n", "publish", publish.Seconds(), "total", total.Seconds())
+	m := res.Metrics()
+	fmt.Fprintf(&b, "  rows: success %d, conflict %d, buildtime %d (training before the cut: %d, %d, %d)\n",
+		res.Rows["success"], res.Rows["conflict"], res.Rows["buildtime"],
+		res.TrainRows["success"], res.TrainRows["conflict"], res.TrainRows["buildtime"])
+	fmt.Fprintf(&b, "  holdout: success auc %.4f log loss %.4f; conflict auc %.4f log loss %.4f; buildtime mape %.2f%% nll %.4f crps %.2f\n",
+		m["success.auc"], m["success.log_loss"], m["conflict.auc"], m["conflict.log_loss"],
+		m["buildtime.mape"], m["buildtime.nll"], m["buildtime.crps"])
+	fmt.Fprint(e.stderr, b.String())
+}

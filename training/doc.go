@@ -1,0 +1,79 @@
+// Package training is the trainer's job as a library: a build history in, a published
+// model bundle out. Train selects a repository and a window of history, builds the
+// success, conflict and build-time feature tables with package features, fits the models
+// on the earlier part of the window and evaluates them on the later part (a time
+// holdout), refits them on the whole window, freezes the developer table, and returns a
+// Result; Publish checks the gates against the current champion and writes the Result as
+// a registry bundle. LoadModels reads the models of a bundle back, Evaluate scores them on
+// any history and Compare scores two bundles on the same rows with paired-bootstrap
+// intervals. Schedule runs a job on a cron schedule (robfig/cron, UTC).
+//
+// # Models
+//
+// The champions are a logistic regression of success (P-succ), a logistic regression of
+// conflict (P-conf) and an NGBoost Normal model of build time (mu, sigma in seconds),
+// as in ARCHITECTURE.md. Challengers on request: "gbm-success", gradient-boosted trees
+// of success, and "ngboost-lognormal", NGBoost LogNormal of build time.
+//
+// # Window and time split
+//
+// The window is [AsOf - Window, AsOf). The features are computed from every change of the
+// repository submitted before AsOf, so developer statistics may look back before the
+// window; every developer statistic is point-in-time (package features). A row is kept
+// when its change was submitted in the window and its label was known before AsOf:
+// the change was decided (success rows), both changes of the pair were decided (conflict
+// rows), or the build finished (build-time rows) before AsOf. A change's decision time is
+// its decided_at or, when the history does not record it, the latest finish of its builds.
+//
+// The holdout cut is the submission time of the change at the start of the last
+// HoldoutFraction of the success rows (eval.HoldoutByTime); the same cut splits all three
+// tables. Holdout rows are those submitted at or after the cut. Training rows for the
+// holdout evaluation are those submitted before the cut whose label was also known
+// before it (rows whose outcome came after the cut are purged), so no information from
+// after the cut reaches a model that is scored on the holdout. The published models are
+// then refitted on every row of the window.
+//
+// # Bundle
+//
+// Publish writes these files (the manifest is the registry's):
+//
+//	success.logistic.json              logistic artifact (models/logistic)
+//	conflict.logistic.json             logistic artifact
+//	buildtime.ngboost.json             NGBoost Normal artifact (models/ngboost)
+//	success.gbm.txt                    challenger gbm-success, LightGBM text (models/gbm)
+//	buildtime.ngboost-lognormal.json   challenger ngboost-lognormal
+//	devtable.json                      developer table frozen at AsOf (features)
+//	features.json                      the three feature schemas and the combined hash
+//	metrics.json                       holdout metrics, flat, NaN written as null
+//	report.html, *.png                 the evaluation report (eval/report)
+//
+// The manifest carries the same metrics under flat keys such as "success.auc" (champion
+// models) and "success.gbm.auc" (challengers), leaving out values that are NaN, the
+// window, trained_at (AsOf), the seed and configuration in extra, and the feature
+// schema hash SchemaHash: the hex SHA-256 of "success <hash>\nconflict <hash>\nbuildtime
+// <hash>\n" over the three features.Schema hashes, so that a change to any row kind
+// changes it.
+//
+// # Metrics
+//
+// Metric keys are "<section>.<metric>" for the champion and "<section>.<model>.<metric>"
+// for challengers, with sections success, conflict and buildtime. Classifier metrics:
+// n, failures, accuracy, auc, pr_auc, log_loss, brier, ece, failure_precision,
+// failure_recall, failure_f1. Build-time metrics: n, mape (of the predictive mean, in
+// percent), rmse, mae, nll, crps, coverage50, coverage80, coverage95. When the history has
+// ground truth (synthetic histories) the same metrics of the true probabilities or true
+// log-normal distribution appear under the model name "truth", and bayes_gap_log_loss
+// (classifiers) or bayes_gap_nll (build time) is the model's value minus the truth's: how
+// far the model is from the Bayes limit. The success truth, true_p_success, is the
+// probability that a change's build succeeds alone, while the label is its build on the
+// path that really landed, which also fails on a conflict; that gap can therefore be
+// slightly negative. A metric that is undefined (AUC with one class in the holdout) is
+// NaN in memory, null in metrics.json and absent from the manifest.
+//
+// # Gates
+//
+// Before publishing, every gated metric of the new champion models is compared with the
+// same metric in the manifest of the repository's current champion. A metric that is
+// worse by more than its Gate allows stops the publication with a *GateError naming the
+// metric, both values and the margin. Metrics missing on either side are not gated.
+package training

@@ -1,0 +1,323 @@
+package training
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/sqpredict/sqpredict/eval"
+	"github.com/sqpredict/sqpredict/eval/report"
+	"github.com/sqpredict/sqpredict/features"
+)
+
+// Evaluation holds the metrics of a bundle's models on a set of rows, by model name
+// (ModelLogistic, ModelGBM, ModelNGBoost, ModelNGBoostLogNormal, ModelTruth). A section
+// whose table has no rows is nil.
+type Evaluation struct {
+	Success   map[string]eval.ClassifierMetrics
+	Conflict  map[string]eval.ClassifierMetrics
+	BuildTime map[string]eval.DistributionMetrics
+	// Report is the content of report.html for these metrics.
+	Report report.Input
+}
+
+// Metrics flattens e into the keys of the package documentation: "<section>.<metric>"
+// for the champions, "<section>.<model>.<metric>" for the other models, and the Bayes
+// gaps. Values may be NaN.
+func (e *Evaluation) Metrics() map[string]float64 {
+	out := map[string]float64{}
+	key := func(section, model, metric string) string {
+		if model == ModelLogistic || model == ModelNGBoost {
+			return section + "." + metric
+		}
+		return section + "." + model + "." + metric
+	}
+	for _, s := range []struct {
+		name string
+		m    map[string]eval.ClassifierMetrics
+	}{{"success", e.Success}, {"conflict", e.Conflict}} {
+		for model, c := range s.m {
+			for k, v := range classifierValues(c) {
+				out[key(s.name, model, k)] = v
+			}
+			if t, ok := s.m[ModelTruth]; ok && model != ModelTruth {
+				out[key(s.name, model, "bayes_gap_log_loss")] = c.LogLoss - t.LogLoss
+			}
+		}
+	}
+	for model, d := range e.BuildTime {
+		for k, v := range distributionValues(d) {
+			out[key("buildtime", model, k)] = v
+		}
+		if t, ok := e.BuildTime[ModelTruth]; ok && model != ModelTruth {
+			out[key("buildtime", model, "bayes_gap_nll")] = d.NLL - t.NLL
+		}
+	}
+	return out
+}
+
+func classifierValues(c eval.ClassifierMetrics) map[string]float64 {
+	return map[string]float64{
+		"n": float64(c.N), "failures": float64(c.Failures), "accuracy": c.Accuracy,
+		"auc": c.ROCAUC, "pr_auc": c.PRAUC, "log_loss": c.LogLoss, "brier": c.Brier,
+		"ece": c.ECE, "failure_precision": c.Precision, "failure_recall": c.Recall,
+		"failure_f1": c.F1,
+	}
+}
+
+func distributionValues(d eval.DistributionMetrics) map[string]float64 {
+	return map[string]float64{
+		"n": float64(d.Point.N), "mape": d.Point.MAPE, "rmse": d.Point.RMSE, "mae": d.Point.MAE,
+		"nll": d.NLL, "crps": d.CRPS,
+		"coverage50": d.Coverage[0], "coverage80": d.Coverage[1], "coverage95": d.Coverage[2],
+	}
+}
+
+// metricDirection returns the direction of the metric named by the last part of key,
+// and false for a metric without one (counts, coverage) or an unknown one.
+func metricDirection(key string) (eval.Direction, bool) {
+	name := key[strings.LastIndexByte(key, '.')+1:]
+	switch name {
+	case "accuracy", "auc", "pr_auc", "failure_precision", "failure_recall", "failure_f1":
+		return eval.HigherIsBetter, true
+	case "log_loss", "brier", "ece", "mape", "rmse", "mae", "nll", "crps", "bayes_gap_log_loss", "bayes_gap_nll":
+		return eval.LowerIsBetter, true
+	}
+	return 0, false
+}
+
+// truthColumn returns the named truth column of t when every row has a value.
+func truthColumn(t *features.Table, name string) []float64 {
+	for _, c := range t.Truth {
+		if c.Name != name {
+			continue
+		}
+		for _, v := range c.Values {
+			if math.IsNaN(v) {
+				return nil
+			}
+		}
+		return c.Values
+	}
+	return nil
+}
+
+// truthPredictive returns the true log-normal build-time distributions of t's rows,
+// moment-matched from true_mu_s and true_sigma_s (the mean m and standard deviation s of
+// the duration in seconds): σ² = log(1 + s²/m²), μ = log m − σ²/2.
+func truthPredictive(t *features.Table) (eval.Predictive, bool) {
+	mean, sd := truthColumn(t, "true_mu_s"), truthColumn(t, "true_sigma_s")
+	if mean == nil || sd == nil {
+		return eval.Predictive{}, false
+	}
+	p := eval.Predictive{Family: eval.FamilyLogNormal, Mu: make([]float64, len(mean)), Sigma: make([]float64, len(mean))}
+	for i, m := range mean {
+		if !(m > 0 && sd[i] > 0) {
+			return eval.Predictive{}, false
+		}
+		v := math.Log1p(sd[i] * sd[i] / (m * m))
+		p.Mu[i] = math.Log(m) - v/2
+		p.Sigma[i] = math.Sqrt(v)
+	}
+	return p, true
+}
+
+// evaluate scores the models m on the rows of t (predictions pr of m on t) and builds
+// the report. title and subtitle head the report page.
+func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, error) {
+	e := &Evaluation{Report: report.Input{Title: title, Subtitle: subtitle}}
+	var challenger, truth bool
+	classify := func(name string, tb *features.Table, trueCol string, preds map[string][]float64) (map[string]eval.ClassifierMetrics, *report.Section, error) {
+		if tb.NRows() == 0 {
+			return nil, nil, nil
+		}
+		if p := truthColumn(tb, trueCol); p != nil {
+			if tb.Schema.Kind == features.KindConflict {
+				p = complement(p)
+			}
+			preds[ModelTruth] = p
+		}
+		out := map[string]eval.ClassifierMetrics{}
+		byRole := map[string]eval.ClassifierMetrics{}
+		rel := &report.Reliability{Title: name + ": reliability"}
+		for model, p := range preds {
+			if p == nil {
+				continue
+			}
+			c, err := eval.EvaluateClassifier(tb.Y, p)
+			if err != nil {
+				return nil, nil, fmt.Errorf("training: evaluating %s %s: %w", name, model, err)
+			}
+			out[model] = c
+			role := roleOf(model)
+			byRole[role] = c
+			challenger = challenger || role == roleChallenger
+			truth = truth || role == roleTruth
+		}
+		for _, role := range roles {
+			if c, ok := byRole[role]; ok {
+				rel.Series = append(rel.Series, report.ReliabilitySeries{Model: role, Bins: c.Calibration})
+			}
+		}
+		sec := &report.Section{
+			Name:    name,
+			Note:    sectionNote(tb.NRows(), modelsNote(name)),
+			Metrics: report.ClassifierRows(byRole),
+			Plots:   []report.Plot{rel},
+		}
+		if t, ok := byRole[roleTruth]; ok {
+			gap := report.Metric{Name: "log loss gap to truth (nats)", Better: "lower", Values: map[string]float64{}}
+			for role, c := range byRole {
+				if role != roleTruth {
+					gap.Values[role] = c.LogLoss - t.LogLoss
+				}
+			}
+			sec.Metrics = append(sec.Metrics, gap)
+		}
+		return out, sec, nil
+	}
+	var err error
+	var sec *report.Section
+	if e.Success, sec, err = classify("success", t.success, "true_p_success",
+		map[string][]float64{ModelLogistic: pr.Success, ModelGBM: pr.SuccessGBM}); err != nil {
+		return nil, err
+	} else if sec != nil {
+		e.Report.Sections = append(e.Report.Sections, *sec)
+	}
+	if e.Conflict, sec, err = classify("conflict", noConflict(t.conflict), "true_p_conflict",
+		map[string][]float64{ModelLogistic: complement(pr.Conflict)}); err != nil {
+		return nil, err
+	} else if sec != nil {
+		e.Report.Sections = append(e.Report.Sections, *sec)
+	}
+	if tb := t.buildtime; tb.NRows() > 0 {
+		preds := map[string]eval.Predictive{ModelNGBoost: pr.BuildTime}
+		if pr.BuildTimeLogNormal.Len() > 0 {
+			preds[ModelNGBoostLogNormal] = pr.BuildTimeLogNormal
+		}
+		if p, ok := truthPredictive(tb); ok {
+			preds[ModelTruth] = p
+		}
+		e.BuildTime = map[string]eval.DistributionMetrics{}
+		byRole := map[string]eval.DistributionMetrics{}
+		for model, p := range preds {
+			d := eval.EvaluateDistribution(p, tb.Y)
+			e.BuildTime[model] = d
+			byRole[roleOf(model)] = d
+			challenger = challenger || roleOf(model) == roleChallenger
+			truth = truth || roleOf(model) == roleTruth
+		}
+		sec := report.Section{
+			Name:    "build time",
+			Note:    sectionNote(tb.NRows(), modelsNote("buildtime")),
+			Metrics: report.DistributionRows("s", byRole),
+		}
+		if t, ok := byRole[roleTruth]; ok {
+			gap := report.Metric{Name: "NLL gap to truth (nats)", Better: "lower", Values: map[string]float64{}}
+			for role, d := range byRole {
+				if role != roleTruth {
+					gap.Values[role] = d.NLL - t.NLL
+				}
+			}
+			sec.Metrics = append(sec.Metrics, gap)
+		}
+		pit := &report.PITHistogram{Title: "build time: PIT"}
+		cov := &report.Coverage{Title: "build time: interval coverage"}
+		for _, role := range roles {
+			d, ok := byRole[role]
+			if !ok {
+				continue
+			}
+			pit.Series = append(pit.Series, report.PITSeries{Model: role, Fractions: d.PIT})
+			cov.Series = append(cov.Series, report.CoverageSeries{Model: role, Nominal: eval.CoverageLevels[:], Empirical: d.Coverage[:]})
+		}
+		for _, model := range []string{ModelNGBoost, ModelNGBoostLogNormal} {
+			p, ok := preds[model]
+			if !ok {
+				continue
+			}
+			mean := make([]float64, p.Len())
+			for i := range mean {
+				mean[i] = p.Mean(i)
+			}
+			sec.Plots = append(sec.Plots, &report.PredictedActual{
+				Title: "build time: " + roleOf(model), Model: roleOf(model), Label: "build time (s)",
+				Predicted: mean, Actual: tb.Y, Log: allPositive(mean) && allPositive(tb.Y),
+			})
+		}
+		sec.Plots = append(sec.Plots, pit, cov)
+		e.Report.Sections = append(e.Report.Sections, sec)
+	}
+	e.Report.Models = []string{roleChampion}
+	if challenger {
+		e.Report.Models = append(e.Report.Models, roleChallenger)
+	}
+	if truth {
+		e.Report.Models = append(e.Report.Models, roleTruth)
+	}
+	return e, nil
+}
+
+// Report columns: the models of a section by the part they play, so that the success and
+// build-time tables share three columns.
+const (
+	roleChampion   = "champion"
+	roleChallenger = "challenger"
+	roleTruth      = "truth"
+)
+
+var roles = []string{roleChampion, roleChallenger, roleTruth}
+
+func roleOf(model string) string {
+	switch model {
+	case ModelLogistic, ModelNGBoost:
+		return roleChampion
+	case ModelTruth:
+		return roleTruth
+	}
+	return roleChallenger
+}
+
+func modelsNote(section string) string {
+	switch section {
+	case "success":
+		return "champion: logistic regression; challenger: gradient-boosted trees (gbm-success); truth: true_p_success."
+	case "conflict":
+		return "Scored as P(no conflict) = 1 − P-conf, so that the failure class is the conflicts. champion: logistic regression; truth: true_p_conflict, the probability of a conflict by the overlap of the two changes (the label also counts a behind change failing with the ahead one for other reasons)."
+	}
+	return "champion: NGBoost Normal; challenger: NGBoost LogNormal (ngboost-lognormal); truth: the log-normal moment-matched from true_mu_s and true_sigma_s."
+}
+
+func sectionNote(n int, models string) string {
+	return fmt.Sprintf("%d rows. %s", n, models)
+}
+
+// noConflict returns t with the label flipped to 1 = no conflict, so that the failure
+// class of eval's classifier metrics (label 0) is the conflicts. Only Y changes; the
+// truth columns keep P(conflict).
+func noConflict(t *features.Table) *features.Table {
+	c := *t
+	c.Y = complement(t.Y)
+	return &c
+}
+
+// complement returns 1 - v elementwise; nil for nil.
+func complement(v []float64) []float64 {
+	if v == nil {
+		return nil
+	}
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = 1 - x
+	}
+	return out
+}
+
+func allPositive(v []float64) bool {
+	for _, x := range v {
+		if !(x > 0) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return len(v) > 0
+}

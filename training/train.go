@@ -1,0 +1,316 @@
+package training
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sqpredict/sqpredict/datasets"
+	"github.com/sqpredict/sqpredict/eval"
+	"github.com/sqpredict/sqpredict/features"
+	"github.com/sqpredict/sqpredict/registry"
+)
+
+// minRows is the fewest success rows a window must give: with fewer, a 20% holdout has
+// too few rows for any metric to mean something.
+const minRows = 20
+
+// Stage is one timed step of Train.
+type Stage struct {
+	Name     string
+	Duration time.Duration
+}
+
+// Result is a trained bundle not yet published: the models refitted on the whole
+// window, the holdout evaluation of the models fitted before the cut, and what the
+// manifest needs.
+type Result struct {
+	// Repo is the repository trained, Window the span of history [From, To).
+	Repo   string
+	Window registry.Window
+	// Cut is the holdout cut: rows submitted at or after it were evaluated on.
+	Cut time.Time
+	// Models are the models fitted on every row of the window, with the developer table
+	// frozen at Window.To: what Publish writes.
+	Models *Models
+	// HoldoutModels are the same models fitted on the rows before Cut only: the ones
+	// Holdout evaluates.
+	HoldoutModels *Models
+	// Holdout holds the metrics of HoldoutModels on the rows from Cut on.
+	Holdout *Evaluation
+	// Rows counts the rows of each table in the window, and TrainRows those the holdout
+	// models were fitted on, by section name (success, conflict, buildtime).
+	Rows, TrainRows map[string]int
+	// Stages are the steps of Train with their durations, in order.
+	Stages []Stage
+	// Config is the configuration Train ran with.
+	Config Config
+}
+
+// Metrics returns the flat holdout metrics (see the package documentation).
+func (r *Result) Metrics() map[string]float64 { return r.Holdout.Metrics() }
+
+// Repos returns the repositories of h's changes, sorted.
+func Repos(h *datasets.History) []string {
+	seen := map[string]bool{}
+	for i := range h.Changes {
+		seen[h.Changes[i].Repo] = true
+	}
+	out := make([]string, 0, len(seen))
+	for r := range seen {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// resolveRepo returns repo if h has it, or h's only repository when repo is "".
+func resolveRepo(h *datasets.History, repo string) (string, error) {
+	repos := Repos(h)
+	if repo == "" {
+		if len(repos) != 1 {
+			return "", fmt.Errorf("%w: the history has %d repositories (%s); choose one", ErrRepo, len(repos), strings.Join(repos, ", "))
+		}
+		return repos[0], nil
+	}
+	if !slices.Contains(repos, repo) {
+		return "", fmt.Errorf("%w: %q is not in the history (it has %s)", ErrRepo, repo, strings.Join(repos, ", "))
+	}
+	return repo, nil
+}
+
+// known is the part of a history that the features are computed from, with the time
+// each row's label became known.
+type known struct {
+	h       *datasets.History
+	decided map[string]time.Time // change id -> decision time (zero if undecided)
+	done    map[string]time.Time // build id -> finish time
+}
+
+// knownBefore returns the changes of repo submitted before to, with their builds and
+// pairs, and their decision and build finish times.
+func knownBefore(h *datasets.History, repo string, to time.Time) *known {
+	k := &known{h: &datasets.History{}, decided: map[string]time.Time{}, done: map[string]time.Time{}}
+	keep := map[string]bool{}
+	for i := range h.Changes {
+		c := &h.Changes[i]
+		if c.Repo == repo && c.SubmittedAt.Before(to) {
+			k.h.Changes = append(k.h.Changes, *c)
+			keep[c.ChangeID] = true
+			k.decided[c.ChangeID] = c.DecidedAt
+		}
+	}
+	for i := range h.Builds {
+		b := &h.Builds[i]
+		if !keep[b.ChangeID] {
+			continue
+		}
+		k.h.Builds = append(k.h.Builds, *b)
+		end := b.FinishedAt
+		if end.IsZero() && !b.StartedAt.IsZero() && b.DurationS >= 0 {
+			end = b.StartedAt.Add(time.Duration(b.DurationS * float64(time.Second)))
+		}
+		k.done[b.BuildID] = end
+	}
+	// A change without decided_at was decided at its latest build finish (features).
+	latest := map[string]time.Time{}
+	for i := range k.h.Builds {
+		b := &k.h.Builds[i]
+		if t := k.done[b.BuildID]; t.After(latest[b.ChangeID]) {
+			latest[b.ChangeID] = t
+		}
+	}
+	for id, d := range k.decided {
+		if d.IsZero() {
+			k.decided[id] = latest[id]
+		}
+	}
+	if h.Pairs != nil {
+		k.h.Pairs = []datasets.Pair{}
+		for _, p := range h.Pairs {
+			if keep[p.AheadChangeID] && keep[p.BehindChangeID] {
+				k.h.Pairs = append(k.h.Pairs, p)
+			}
+		}
+	}
+	return k
+}
+
+// labelTimes returns, for every row of t, when its label became known.
+func (k *known) labelTimes(t *features.Table) []time.Time {
+	out := make([]time.Time, t.NRows())
+	for r := range out {
+		switch t.Schema.Kind {
+		case features.KindSuccess:
+			out[r] = k.decided[t.ChangeID[r]]
+		case features.KindConflict:
+			a, b := k.decided[t.AheadID[r]], k.decided[t.ChangeID[r]]
+			out[r] = a
+			if b.After(a) {
+				out[r] = b
+			}
+		case features.KindBuildTime:
+			out[r] = k.done[t.BuildID[r]]
+		}
+	}
+	return out
+}
+
+// rowsWhere returns the indices of t's rows for which keep is true.
+func rowsWhere(n int, keep func(r int) bool) []int {
+	var out []int
+	for r := range n {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// subset returns the rows of t listed in rows, in that order, as a new table.
+func subset(t *features.Table, rows []int) *features.Table {
+	nf := t.Schema.NFeatures()
+	s := &features.Table{Schema: t.Schema, X: make([]float64, 0, len(rows)*nf), Y: make([]float64, len(rows)),
+		SubmittedAt: make([]time.Time, len(rows)), ChangeID: make([]string, len(rows)), Considered: len(rows)}
+	if t.AheadID != nil {
+		s.AheadID = make([]string, len(rows))
+	}
+	if t.BuildID != nil {
+		s.BuildID = make([]string, len(rows))
+	}
+	for _, c := range t.Truth {
+		s.Truth = append(s.Truth, features.Truth{Name: c.Name, Values: make([]float64, len(rows))})
+	}
+	for i, r := range rows {
+		s.X = append(s.X, t.Row(r)...)
+		s.Y[i] = t.Y[r]
+		s.SubmittedAt[i] = t.SubmittedAt[r]
+		s.ChangeID[i] = t.ChangeID[r]
+		if t.AheadID != nil {
+			s.AheadID[i] = t.AheadID[r]
+		}
+		if t.BuildID != nil {
+			s.BuildID[i] = t.BuildID[r]
+		}
+		for j, c := range t.Truth {
+			s.Truth[j].Values[i] = c.Values[r]
+		}
+	}
+	return s
+}
+
+// stageTimer records the stages of a run and logs each one.
+type stageTimer struct {
+	cfg    *Config
+	stages []Stage
+	t0     time.Time
+}
+
+func (s *stageTimer) done(name string, args ...any) {
+	d := time.Since(s.t0)
+	s.stages = append(s.stages, Stage{Name: name, Duration: d})
+	s.cfg.log().Info("training stage", append([]any{"stage", name, "took", d.Round(time.Millisecond)}, args...)...)
+	s.t0 = time.Now()
+}
+
+// Train runs the training job on h with cfg (see the package documentation): it selects
+// the repository and window, builds the three feature tables, fits the models on the
+// rows before the holdout cut and evaluates them on the rows after it, refits them on the
+// whole window and freezes the developer table. It logs every stage with its duration
+// to cfg.Log and returns ctx's error when ctx is done.
+func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	repo, err := resolveRepo(h, cfg.Repo)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Repo = repo
+	to := cfg.AsOf
+	if to.IsZero() {
+		to = time.Now()
+	}
+	to = to.UTC()
+	from := to.Add(-cfg.window())
+	res := &Result{Repo: repo, Window: registry.Window{From: from, To: to}, Config: cfg,
+		Rows: map[string]int{}, TrainRows: map[string]int{}}
+	st := &stageTimer{cfg: &cfg, t0: time.Now()}
+	log := cfg.log()
+	log.Info("training", "repo", repo, "from", from, "to", to, "challengers", strings.Join(cfg.Challengers, ","))
+
+	k := knownBefore(h, repo, to)
+	st.done("select", "changes", len(k.h.Changes), "builds", len(k.h.Builds))
+	ix, err := features.NewIndex(ctx, k.h)
+	if err != nil {
+		return nil, err
+	}
+	st.done("index")
+	var all tables
+	for _, kind := range []features.Kind{features.KindSuccess, features.KindConflict, features.KindBuildTime} {
+		t, err := ix.Table(ctx, kind)
+		if err != nil {
+			return nil, err
+		}
+		lt := k.labelTimes(t)
+		t = subset(t, rowsWhere(t.NRows(), func(r int) bool {
+			return !t.SubmittedAt[r].Before(from) && lt[r].Before(to)
+		}))
+		res.Rows[kind.String()] = t.NRows()
+		switch kind {
+		case features.KindSuccess:
+			all.success = t
+		case features.KindConflict:
+			all.conflict = t
+		case features.KindBuildTime:
+			all.buildtime = t
+		}
+	}
+	st.done("tables", "success", all.success.NRows(), "conflict", all.conflict.NRows(), "buildtime", all.buildtime.NRows())
+	if n := all.success.NRows(); n < minRows {
+		return nil, fmt.Errorf("%w: %d success rows in the window %s to %s of %s, need %d", ErrNoData, n,
+			from.Format(time.RFC3339), to.Format(time.RFC3339), repo, minRows)
+	}
+
+	_, test := eval.HoldoutByTime(all.success.SubmittedAt, cfg.holdout())
+	res.Cut = all.success.SubmittedAt[test[0]]
+	var train, hold tables
+	split := func(t *features.Table) (tr, te *features.Table) {
+		lt := k.labelTimes(t)
+		tr = subset(t, rowsWhere(t.NRows(), func(r int) bool {
+			return t.SubmittedAt[r].Before(res.Cut) && lt[r].Before(res.Cut)
+		}))
+		te = subset(t, rowsWhere(t.NRows(), func(r int) bool { return !t.SubmittedAt[r].Before(res.Cut) }))
+		res.TrainRows[t.Schema.Kind.String()] = tr.NRows()
+		return tr, te
+	}
+	train.success, hold.success = split(all.success)
+	train.conflict, hold.conflict = split(all.conflict)
+	train.buildtime, hold.buildtime = split(all.buildtime)
+	st.done("split", "cut", res.Cut, "train_success", train.success.NRows(), "holdout_success", hold.success.NRows())
+
+	if res.HoldoutModels, err = fitAll(ctx, train, &cfg); err != nil {
+		return nil, fmt.Errorf("holdout fit: %w", err)
+	}
+	st.done("fit-holdout")
+	title := "sqpredict bundle: " + repo
+	sub := fmt.Sprintf("window %s to %s; holdout from %s (%d success, %d conflict, %d build-time rows)",
+		from.Format(time.RFC3339), to.Format(time.RFC3339), res.Cut.Format(time.RFC3339),
+		hold.success.NRows(), hold.conflict.NRows(), hold.buildtime.NRows())
+	if res.Holdout, err = evaluate(hold, res.HoldoutModels.Predict(hold.success, hold.conflict, hold.buildtime), title, sub); err != nil {
+		return nil, err
+	}
+	st.done("evaluate")
+
+	if res.Models, err = fitAll(ctx, all, &cfg); err != nil {
+		return nil, fmt.Errorf("refit: %w", err)
+	}
+	st.done("refit")
+	res.Models.DevTable = ix.DevTable(to)
+	st.done("devtable", "authors", res.Models.DevTable.NAuthors())
+	res.Stages = st.stages
+	return res, nil
+}
