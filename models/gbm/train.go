@@ -172,8 +172,8 @@ func Fit(x mat.Matrix, y, weights []float64, cfg Config) (*Model, error) {
 // boost_from_average; 0 for a custom objective), each round grows one tree on the
 // gradients and hessians at the current scores with GrowTree and adds it scaled by the
 // learning rate; the initial score is folded into the first tree's leaves, as LightGBM
-// does, so the model is the sum of its trees. With valid and cfg.EarlyStoppingRound,
-// training stops when the validation loss stops improving. It returns ctx's error if
+// does, so the model is the sum of its trees. With cfg.EarlyStoppingRound, training
+// stops when the loss on valid stops improving; valid is not used otherwise. It returns ctx's error if
 // ctx is cancelled between rounds.
 func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Config, valid *Validation) (*Model, error) {
 	cfg, err := cfg.validate()
@@ -194,8 +194,11 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 	if cfg.EarlyStoppingRound > 0 && valid == nil {
 		return nil, fmt.Errorf("%w: early_stopping_round=%d needs a validation set", ErrBadConfig, cfg.EarlyStoppingRound)
 	}
+	if cfg.EarlyStoppingRound == 0 {
+		valid = nil // the validation set serves early stopping only
+	}
 	if valid != nil && cfg.Gradient != nil && cfg.Loss == nil {
-		return nil, fmt.Errorf("%w: a validation set with a custom gradient needs a Loss", ErrBadConfig)
+		return nil, fmt.Errorf("%w: early stopping with a custom gradient needs a Loss", ErrBadConfig)
 	}
 	var vw []float64
 	if valid != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/floats/scalar"
@@ -454,7 +455,8 @@ func TestFitErrors(t *testing.T) {
 		{"max bin", nil, y, nil, Config{MaxBin: 300}, nil, ErrBadConfig},
 		{"num leaves", nil, y, nil, Config{NumLeaves: 1}, nil, ErrBadConfig},
 		{"early stopping without validation", nil, y, nil, Config{EarlyStoppingRound: 5}, nil, ErrBadConfig},
-		{"validation width", nil, y, nil, Config{}, &Validation{X: mat.NewDense(2, 3, nil), Y: []float64{1, 2}}, ErrBadData},
+		{"validation width", nil, y, nil, Config{EarlyStoppingRound: 2}, &Validation{X: mat.NewDense(2, 3, nil), Y: []float64{1, 2}}, ErrBadData},
+		{"early stopping custom without loss", nil, y, nil, Config{EarlyStoppingRound: 2, Gradient: func(_, _, _, _, _ []float64) {}}, &Validation{X: x, Y: y}, ErrBadConfig},
 		{"feature names", nil, y, nil, Config{FeatureNames: []string{"a"}}, nil, ErrBadConfig},
 		{"feature name with space", nil, y, nil, Config{FeatureNames: []string{"a", "b c", "d", "e", "f", "g"}}, nil, ErrBadConfig},
 		{"cancelled", cancelled, y, nil, Config{}, nil, context.Canceled},
@@ -554,5 +556,90 @@ func TestFitBaggingStillLearns(t *testing.T) {
 	}
 	if errs[1] > 1.5*errs[0] {
 		t.Errorf("test MSE with bagging %v, without %v; want within 1.5×", errs[1], errs[0])
+	}
+}
+
+func TestNewModelErrors(t *testing.T) {
+	t.Parallel()
+	x, g, h := randomProblem(100, 17)
+	d, err := NewDataset(x, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := GrowTree(d, g, h, nil, nil, TreeConfig{NumLeaves: 4, MinDataInLeaf: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		trees     []*Tree
+		names     []string
+		objective string
+		wantErr   error
+	}{
+		{"ok", []*Tree{tree}, []string{"a", "b", "c", "d"}, "binary", nil},
+		{"default names", []*Tree{tree}, nil, "regression", nil},
+		{"multiclass", []*Tree{tree, tree, tree}, nil, "multiclass num_class:3", nil},
+		{"multiclass tree count", []*Tree{tree, tree}, nil, "multiclass num_class:3", ErrFormat},
+		{"too few names", []*Tree{tree}, []string{"a", "b"}, "regression", ErrFormat},
+		{"name with space", []*Tree{tree}, []string{"a", "b c", "d", "e"}, "regression", ErrBadConfig},
+		{"empty name", []*Tree{tree}, []string{"a", "", "d", "e"}, "regression", ErrBadConfig},
+		{"unsupported objective", []*Tree{tree}, nil, "lambdarank", ErrUnsupportedObjective},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := NewModel(tc.trees, tc.names, tc.objective)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("NewModel() error = %v, want %v", err, tc.wantErr)
+			}
+			if err == nil && m.NFeatures() != 4 {
+				t.Errorf("NFeatures() = %d, want 4", m.NFeatures())
+			}
+		})
+	}
+}
+
+func TestGrowTreeConcurrent(t *testing.T) {
+	t.Parallel()
+	// ngboost grows several trees on one Dataset at once; each call has its own buffers.
+	x, g, h := randomProblem(2000, 19)
+	d, err := NewDataset(x, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := TreeConfig{NumLeaves: 12, MinDataInLeaf: 5}
+	want, err := GrowTree(d, g, h, nil, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPred := make([]float64, 2000)
+	for i := range wantPred {
+		wantPred[i] = want.Predict(x.RawRowView(i))
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for w := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				tr, err := GrowTree(d, g, h, nil, nil, cfg)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				for i := range wantPred {
+					if tr.Predict(x.RawRowView(i)) != wantPred[i] {
+						errs[w] = errors.New("concurrent GrowTree grew a different tree")
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }
