@@ -244,6 +244,9 @@ type tree struct {
 	// root is logh[0], known from the start.
 	logh []float64
 	root float64
+	// exact reports that pb and root are final; until then (PolicySQ2024 only) root is
+	// a looser bound that counts bypass candidates as 1.
+	exact bool
 	// own maps the node key of j's builds to the index of its first running build, or
 	// -1 when a finished build exists.
 	own map[uint64]int32
@@ -269,14 +272,14 @@ type search struct {
 	// logU[i] is log u[i]. Under PolicyExpected, logUBucket[i*len(zBuckets)+k] is
 	// the log bound of change i's level when P(FT_C < FT_i) ≤ Phi(zBuckets[k]).
 	logU, logUBucket []float64
-	// loghArena backs the trees' logh slices.
 	// x and onPath are scratch for logPNeeded: the assumed outcome (or marginal) of
 	// every change, and whether it is on the path being scored.
-	x         []float64
-	onPath    []bool
-	loghArena []float64
-	zob       []uint64
-	trees     []tree
+	x      []float64
+	onPath []bool
+	// loghArena and pbArena back the trees' logh and pb slices.
+	loghArena, pbArena []float64
+	zob                []uint64
+	trees              []tree
 	// finishedBy[i] maps the key of a finished build of i (its landed set over i's
 	// pending conflicting changes ahead) to whether it succeeded.
 	finishedBy []map[uint64]bool
@@ -396,9 +399,31 @@ func (s *search) initTree(j int) *tree {
 	t.pend = s.plan.Decisions[j].WaitingFor
 	t.words = int32((len(t.pend) + 63) / 64)
 	cj := s.q.Changes[j]
-	switch s.cfg.Policy {
-	case PolicySQ2024:
+	if s.cfg.Policy == PolicySQ2024 {
+		// The bypass set needs an Erfc and a logarithm per member, and only trees that
+		// are popped need it: until then a member's level is bounded by 1.
+		for _, i := range t.pend {
+			if finishZBelow(s.q.Changes[i], cj, s.zThr) {
+				t.root += s.logU[i]
+			}
+		}
+		return t
+	}
+	s.exactTree(j, t)
+	return t
+}
+
+// exactTree computes the bypass set of change j's tree (PolicySQ2024) and the exact
+// bound of its root.
+func (s *search) exactTree(j int, t *tree) {
+	if t.exact {
+		return
+	}
+	t.exact = true
+	cj := s.q.Changes[j]
+	if s.cfg.Policy == PolicySQ2024 {
 		logBeta, any := 0.0, false
+		n := len(t.pend)
 		for p, i := range t.pend {
 			ci := s.q.Changes[i]
 			if finishZBelow(ci, cj, s.zThr) {
@@ -409,14 +434,16 @@ func (s *search) initTree(j int) *tree {
 				continue // z within rounding of the quantile
 			}
 			if t.pb == nil {
-				t.pb = make([]float64, 2*len(t.pend))
-				for x := range t.pend {
+				start := len(s.pbArena)
+				s.pbArena = append(s.pbArena, make([]float64, 2*n)...)
+				t.pb = s.pbArena[start:len(s.pbArena):len(s.pbArena)]
+				for x := range n {
 					t.pb[x] = math.NaN()
 				}
 			}
 			t.pb[p] = pb
 			lp := math.Log(pb)
-			t.pb[len(t.pend)+p] = lp
+			t.pb[n+p] = lp
 			logBeta += lp
 			any = true
 		}
@@ -424,10 +451,38 @@ func (s *search) initTree(j int) *tree {
 			t.pb = nil // not bypassing: PolicySQ2019 for this change
 		}
 	}
+	t.root = 0
+	if s.cfg.Policy == PolicyExpected {
+		for _, i := range t.pend {
+			t.root += s.expectedBound(i, &cj)
+		}
+		return
+	}
 	for d := range t.pend {
 		t.root += s.levelBound(t, cj, d)
 	}
-	return t
+}
+
+// expectedBound is levelBound under PolicyExpected for the change i ahead of cj: the
+// log bound with Phi taken at the bucket edge above Z, or 0 when Z is above them all.
+func (s *search) expectedBound(i int, cj *Change) float64 {
+	ci := &s.q.Changes[i]
+	num := (ci.Arrival - cj.Arrival) - (cj.BuildMu - ci.BuildMu)
+	if !(num < 0) {
+		return 0
+	}
+	den2 := ci.BuildSigma*ci.BuildSigma + cj.BuildSigma*cj.BuildSigma
+	k := 0 // den2 == 0: Z = -Inf, the lowest bucket
+	if den2 > 0 {
+		r := num * num / den2 // Z²
+		for k < len(zBuckets) && r < zBuckets2[k] {
+			k++
+		}
+		if k == len(zBuckets) {
+			return 0
+		}
+	}
+	return s.logUBucket[i*len(zBuckets)+k]
 }
 
 // levelBound returns the log of an upper bound on both factors of level d of the tree
@@ -436,12 +491,8 @@ func (s *search) levelBound(t *tree, cj Change, d int) float64 {
 	i := t.pend[d]
 	switch {
 	case s.cfg.Policy == PolicyExpected:
-		// The exact P(FT_j < FT_i) of a level is computed when the level is built; the
-		// bound takes Phi at the bucket edge above Z, or 1.
-		if k := zBucket(s.q.Changes[i], cj); k >= 0 {
-			return s.logUBucket[i*len(zBuckets)+k]
-		}
-		return 0
+		// The exact P(FT_j < FT_i) of a level is computed when the level is built.
+		return s.expectedBound(i, &cj)
 	case t.pb != nil && !math.IsNaN(t.pb[d]):
 		return t.pb[len(t.pend)+d] // its logarithm, stored behind it
 	}
@@ -612,6 +663,17 @@ func (s *search) run() {
 			s.plan.Explored++
 			j := int(it.t)
 			t := s.initTree(j)
+			if !t.exact {
+				// The root was pushed with the loose bound; put it back with the exact
+				// one unless that is still the best item.
+				s.exactTree(j, t)
+				if t.root < it.key {
+					if t.root >= s.logThr {
+						s.push(item{key: t.root, t: it.t})
+					}
+					break
+				}
+			}
 			a := zeros[:t.words]
 			if it.depth > 0 {
 				a = s.bits[it.off : it.off+t.words]
@@ -726,6 +788,7 @@ func (s *search) abortRest() {
 			_, ok := pathKey(s.g.row(j), s.state, inPath)
 			if ok {
 				t := s.initTree(j)
+				s.exactTree(j, t)
 				a := make([]uint64, t.words)
 				for p, k := range t.pend {
 					if inPath[k] {
@@ -839,24 +902,14 @@ var (
 		}
 		return p
 	}()
-)
-
-// zBucket returns the first k with FinishZ(ci, cj) ≤ zBuckets[k], or -1 when Z is above
-// every edge (or not finite), comparing squares instead of taking a square root.
-func zBucket(ci, cj Change) int {
-	num := (ci.Arrival - cj.Arrival) - (cj.BuildMu - ci.BuildMu)
-	den2 := ci.BuildSigma*ci.BuildSigma + cj.BuildSigma*cj.BuildSigma
-	if !(num < 0) || den2 == 0 {
-		return -1
-	}
-	r := num * num / den2 // Z²
-	for k, z := range zBuckets {
-		if r >= z*z {
-			return k
+	// zBuckets2 holds the squares, so that Z is bucketed without a square root.
+	zBuckets2 = func() (z2 [len(zBuckets)]float64) {
+		for k, z := range zBuckets {
+			z2[k] = z * z
 		}
-	}
-	return -1
-}
+		return z2
+	}()
+)
 
 // normalQuantile returns z with Phi(z) = p for p in [0, 1] (±Inf at the ends).
 func normalQuantile(p float64) float64 {
