@@ -120,6 +120,10 @@ func (m *Model) SaveFile(path string) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
+	// CreateTemp makes the file private; a model is read by other users and services.
+	if err := f.Chmod(0o644); err != nil {
+		return errors.Join(fmt.Errorf("ngboost: saving model %s: %w", path, err), f.Close())
+	}
 	if _, err := f.Write(buf.Bytes()); err != nil {
 		return errors.Join(fmt.Errorf("ngboost: saving model %s: %w", path, err), f.Close())
 	}
