@@ -12,6 +12,11 @@ var nan = math.NaN()
 // Speculation is what the queue knows about a change's speculative builds at the moment
 // of a prediction. The trainer derives it from the history (see the package comment); the
 // scorer receives it with the request. NaN means unknown.
+//
+// A prediction is about one build (one node of the speculation tree): for a build-time
+// prediction the build to be timed; for a success prediction the speculation the queue is
+// about to run for the change, as in training, where it is the change's last decisive
+// build. Succeeded and Failed count builds finished before that build started.
 type Speculation struct {
 	// Succeeded and Failed count the change's own builds that finished with that status
 	// before now (infra_failed and aborted builds are not counted).
