@@ -190,7 +190,7 @@ func perturb(rng *rand.Rand, h *datasets.History, c0 int, t time.Time) (*dataset
 func TestLeakage(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	h := randomHistory(rng, 160)
-	_, base := allTables(t, h)
+	bix, base := allTables(t, h)
 	compared := [3]int{}
 	for trial := range 12 {
 		c0 := rng.IntN(len(h.Changes))
@@ -199,7 +199,18 @@ func TestLeakage(t *testing.T) {
 		}
 		tt := h.Changes[c0].SubmittedAt
 		p, moved := perturb(rng, h, c0, tt)
-		_, pert := allTables(t, p)
+		pix, pert := allTables(t, p)
+		// The developer table frozen at t, what a bundle trained at t would carry.
+		var a, b bytes.Buffer
+		if err := WriteDevTable(&a, bix.DevTable(tt)); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteDevTable(&b, pix.DevTable(tt)); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Errorf("trial %d: DevTable(%v) changed:\n%s\n%s", trial, tt, a.Bytes(), b.Bytes())
+		}
 		for k := range base {
 			rows := make(map[string]int)
 			for r := range pert[k].Y {
