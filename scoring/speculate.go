@@ -261,6 +261,8 @@ type item struct {
 	off   int32 // offset of its assignment bits in search.bits
 }
 
+// search is the state of one Speculate call: the queue, its decisions, the lazily
+// built trees and the heap of tree prefixes.
 type search struct {
 	q     *Queue
 	g     *graph
