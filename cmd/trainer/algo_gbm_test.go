@@ -174,3 +174,32 @@ func TestIsLightGBMText(t *testing.T) {
 		}
 	}
 }
+
+func TestPredictLightGBMBinary(t *testing.T) {
+	// A binary model written by LightGBM itself (models/gbm/testdata/model_simple.txt):
+	// both trees send X2 == 100 left, then split X1 at 340.5.
+	data := writeFile(t, "rows.csv", "X2,X1\n100,10\n2,340.5\n2,341\n")
+	pred := filepath.Join(t.TempDir(), "pred.csv")
+	if _, _, err := runCmd(t, "predict", "--model", "testdata/gbm_lightgbm_binary_v2.txt", "--data", data, "--out", pred); err != nil {
+		t.Fatal(err)
+	}
+	got := readFrame(t, pred)
+	add := func(a, b float64) float64 { return a + b } // rounds at run time, like the model
+	raw := []float64{
+		add(0.56697267424823339, 0.12883103567558912),
+		add(0.3584987837673016, -0.063872842243335157),
+		add(0.41213915936587919, -0.016484332942214807),
+	}
+	p, r := got.Index("p"), got.Index("raw")
+	if p < 0 || r < 0 {
+		t.Fatalf("predictions lack p or raw: %v", got.Columns)
+	}
+	for i, want := range raw {
+		if v := got.Columns[r].Floats[i]; !scalar.EqualWithinAbsOrRel(v, want, gbmPredTol, gbmPredTol) {
+			t.Errorf("raw row %d = %v, want %v", i, v, want)
+		}
+		if v, want := got.Columns[p].Floats[i], 1/(1+math.Exp(-want)); !scalar.EqualWithinAbsOrRel(v, want, gbmPredTol, gbmPredTol) {
+			t.Errorf("p row %d = %v, want %v", i, v, want)
+		}
+	}
+}
