@@ -56,8 +56,9 @@ func stdNormalCDF(z float64) float64 {
 // means and the mean of their variances, sigma_i². It returns (mu, variance); take the
 // square root of variance for the sigma that FinishBeforeProb expects.
 //
-// Empty input gives (NaN, NaN). Any NaN gives NaN in the affected result. A length
-// mismatch between mu and sigma panics.
+// Empty input gives (NaN, NaN). Any NaN gives NaN in the affected result, and so does a
+// negative sigma in the variance; infinities propagate. A length mismatch between mu
+// and sigma panics.
 func CombineBuildTimes(mu, sigma []float64) (meanMu, meanVariance float64) {
 	if len(mu) != len(sigma) {
 		panic("scoring: mu and sigma length mismatch")
@@ -68,6 +69,9 @@ func CombineBuildTimes(mu, sigma []float64) (meanMu, meanVariance float64) {
 	var sm, sv float64
 	for i := range mu {
 		sm += mu[i]
+		if sigma[i] < 0 {
+			sv = math.NaN()
+		}
 		sv += sigma[i] * sigma[i]
 	}
 	n := float64(len(mu))

@@ -95,6 +95,9 @@ func TestCombineBuildTimes(t *testing.T) {
 	if !scalar.EqualWithinAbsOrRel(mu, 20, tolExact, tolExact) || !scalar.EqualWithinAbsOrRel(v, 14.0/3, tolExact, tolExact) {
 		t.Errorf("CombineBuildTimes = (%v, %v), want (20, 14/3)", mu, v)
 	}
+	if _, v := CombineBuildTimes([]float64{1, 2}, []float64{1, -1}); !math.IsNaN(v) {
+		t.Errorf("CombineBuildTimes(negative sigma) variance = %v, want NaN", v)
+	}
 	mu, v = CombineBuildTimes(nil, nil)
 	if !math.IsNaN(mu) || !math.IsNaN(v) {
 		t.Errorf("CombineBuildTimes(empty) = (%v, %v), want NaN", mu, v)
