@@ -613,11 +613,21 @@ func appendFloats(b []byte, key string, v []float64, digits int) []byte {
 // featureCount is a feature's number of splits.
 type featureCount struct{ feature, count int }
 
-// splitCounts returns the features used by splits with their number of splits, most
-// used first and in feature order among equals, as LightGBM's feature_importances.
+// splitCounts returns the features used by splits with positive gain and their number
+// of such splits, most used first and in feature order among equals, as LightGBM's
+// feature_importances (GBDT::FeatureImportance counts only splits with gain > 0, and a
+// tree without split_gain has gains 0).
 func (m *Model) splitCounts() []featureCount {
+	counts := make([]int, m.nFeatures)
+	for _, t := range m.trees {
+		for j := range t.nodes {
+			if t.splitGain != nil && t.splitGain[j] > 0 {
+				counts[t.nodes[j].feature]++
+			}
+		}
+	}
 	var out []featureCount
-	for f, c := range m.SplitCounts() {
+	for f, c := range counts {
 		if c > 0 {
 			out = append(out, featureCount{f, c})
 		}

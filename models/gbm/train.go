@@ -72,7 +72,8 @@ type Config struct {
 	BaggingFreq     int
 	// NumThreads is the number of goroutines; 0 means GOMAXPROCS.
 	NumThreads int
-	// Seed seeds feature and row sampling; the same seed and data give the same model.
+	// Seed seeds feature and row sampling (0 is a seed like any other); the same seed,
+	// data and parameters give the same model whatever the number of threads.
 	Seed uint64
 	// EarlyStoppingRound stops training when the validation loss (L2 for regression,
 	// log loss for binary, Loss for a custom objective) has not improved for this many
