@@ -286,7 +286,7 @@ type booster struct {
 	// log-score line search.
 	resid  []float64
 	invVar []float64
-	cache  expCache
+	cache  [2]expCache // one per splitRows worker
 }
 
 // treeConfig is the base learner of the reference, scikit-learn's
@@ -486,25 +486,31 @@ func (b *booster) gradients(sumW float64) float64 {
 	}
 	natural := !b.cfg.OrdinaryGradient
 	loc, lsc, t, w := tr.param[0], tr.param[1], tr.t, tr.w
-	var sum float64
 	if b.cfg.Score == CRPScore {
-		for _, i := range rows {
-			e := math.Exp(lsc[i])
-			d := t[i] - loc[i]
-			z := d / e
-			a := 2*stdNormalCDF(z) - 1
-			s := e * (z*a + 2*stdNormalPDF(z) - invSqrtPi)
-			g0, g1 := -a, s-d*a
-			if natural {
-				// diag(2, σ²)/(2√π), inverted
-				g0 /= invSqrtPi
-				g1 /= e * e * invSqrtPi / 2
+		sum := splitRows(rows, func(part []int, _ int) float64 {
+			var sum float64
+			for _, i := range part {
+				e := math.Exp(lsc[i])
+				d := t[i] - loc[i]
+				z := d / e
+				a := 2*stdNormalCDF(z) - 1
+				s := e * (z*a + 2*stdNormalPDF(z) - invSqrtPi)
+				g0, g1 := -a, s-d*a
+				if natural {
+					// diag(2, σ²)/(2√π), inverted
+					g0 /= invSqrtPi
+					g1 /= e * e * invSqrtPi / 2
+				}
+				sum += w[i] * s
+				b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
 			}
-			sum += w[i] * s
-			b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
-		}
-	} else {
-		for _, i := range rows {
+			return sum
+		})
+		return sum/sumW + tr.jacMean(b.batch, sumW)
+	}
+	sum := splitRows(rows, func(part []int, _ int) float64 {
+		var sum float64
+		for _, i := range part {
 			ls := lsc[i]
 			v := math.Exp(-2 * ls)
 			d := t[i] - loc[i]
@@ -520,9 +526,25 @@ func (b *booster) gradients(sumW float64) float64 {
 			b.resid[i], b.invVar[i] = d, v
 			b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
 		}
-		sum += logSqrt2Pi * sumW
+		return sum
+	})
+	return sum/sumW + logSqrt2Pi + tr.jacMean(b.batch, sumW)
+}
+
+// splitRows returns fn(rows, 0), or, when there are rows enough and two CPUs, the sum
+// fn(first half, 0) + fn(second half, 1) computed in two goroutines: always added in
+// that order, so the result does not depend on scheduling.
+func splitRows(rows []int, fn func(part []int, worker int) float64) float64 {
+	if len(rows) < parallelRows || runtime.GOMAXPROCS(0) < 2 {
+		return fn(rows, 0)
 	}
-	return sum/sumW + tr.jacMean(b.batch, sumW)
+	half := len(rows) / 2
+	var s1 float64
+	var wg sync.WaitGroup
+	wg.Go(func() { s1 = fn(rows[half:], 1) })
+	s0 := fn(rows[:half], 0)
+	wg.Wait()
+	return s0 + s1
 }
 
 // allRows returns 0, 1, ..., n-1 for the training rows, built once.
@@ -566,17 +588,21 @@ func (b *booster) batchScore(step, sumW, jac float64) float64 {
 	if b.cfg.Score == CRPScore {
 		return tr.meanScore(CRPScore, b.batch, step, sumW)
 	}
-	b.cache.reset(2 * step)
 	rows := b.batch
 	if rows == nil {
 		rows = b.allRows()
 	}
 	o0, o1, ls, w, resid, iv := tr.out[0], tr.out[1], tr.param[1], tr.w, b.resid, b.invVar
-	var sum float64
-	for _, i := range rows {
-		d := resid[i] + step*o0[i]
-		sum += w[i] * (0.5*d*d*iv[i]*b.cache.exp(o1[i]) + ls[i] - step*o1[i])
-	}
+	sum := splitRows(rows, func(part []int, worker int) float64 {
+		c := &b.cache[worker]
+		c.reset(2 * step)
+		var sum float64
+		for _, i := range part {
+			d := resid[i] + step*o0[i]
+			sum += w[i] * (0.5*d*d*iv[i]*c.exp(o1[i]) + ls[i] - step*o1[i])
+		}
+		return sum
+	})
 	return sum/sumW + logSqrt2Pi + jac
 }
 
