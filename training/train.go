@@ -202,6 +202,31 @@ func subset(t *features.Table, rows []int) *features.Table {
 	return s
 }
 
+// windowTables returns the rows of ix's three tables whose change was submitted at or
+// after from and whose label was known before to (see the package documentation).
+func windowTables(ctx context.Context, ix *features.Index, k *known, from, to time.Time) (tables, error) {
+	var all tables
+	for _, kind := range []features.Kind{features.KindSuccess, features.KindConflict, features.KindBuildTime} {
+		t, err := ix.Table(ctx, kind)
+		if err != nil {
+			return all, err
+		}
+		lt := k.labelTimes(t)
+		t = subset(t, rowsWhere(t.NRows(), func(r int) bool {
+			return !t.SubmittedAt[r].Before(from) && lt[r].Before(to)
+		}))
+		switch kind {
+		case features.KindSuccess:
+			all.success = t
+		case features.KindConflict:
+			all.conflict = t
+		case features.KindBuildTime:
+			all.buildtime = t
+		}
+	}
+	return all, nil
+}
+
 // stageTimer records the stages of a run and logs each one.
 type stageTimer struct {
 	cfg    *Config
@@ -236,8 +261,7 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	}
 	to = to.UTC()
 	from := to.Add(-cfg.window())
-	res := &Result{Repo: repo, Window: registry.Window{From: from, To: to}, Config: cfg,
-		Rows: map[string]int{}, TrainRows: map[string]int{}}
+	res := &Result{Repo: repo, Window: registry.Window{From: from, To: to}, Config: cfg, TrainRows: map[string]int{}}
 	st := &stageTimer{cfg: &cfg, t0: time.Now()}
 	log := cfg.log()
 	log.Info("training", "repo", repo, "from", from, "to", to, "challengers", strings.Join(cfg.Challengers, ","))
@@ -249,26 +273,11 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 		return nil, err
 	}
 	st.done("index")
-	var all tables
-	for _, kind := range []features.Kind{features.KindSuccess, features.KindConflict, features.KindBuildTime} {
-		t, err := ix.Table(ctx, kind)
-		if err != nil {
-			return nil, err
-		}
-		lt := k.labelTimes(t)
-		t = subset(t, rowsWhere(t.NRows(), func(r int) bool {
-			return !t.SubmittedAt[r].Before(from) && lt[r].Before(to)
-		}))
-		res.Rows[kind.String()] = t.NRows()
-		switch kind {
-		case features.KindSuccess:
-			all.success = t
-		case features.KindConflict:
-			all.conflict = t
-		case features.KindBuildTime:
-			all.buildtime = t
-		}
+	all, err := windowTables(ctx, ix, k, from, to)
+	if err != nil {
+		return nil, err
 	}
+	res.Rows = map[string]int{"success": all.success.NRows(), "conflict": all.conflict.NRows(), "buildtime": all.buildtime.NRows()}
 	st.done("tables", "success", all.success.NRows(), "conflict", all.conflict.NRows(), "buildtime", all.buildtime.NRows())
 	if n := all.success.NRows(); n < minRows {
 		return nil, fmt.Errorf("%w: %d success rows in the window %s to %s of %s, need %d", ErrNoData, n,

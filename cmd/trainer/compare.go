@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/sqpredict/sqpredict/eval/report"
+	"github.com/sqpredict/sqpredict/training"
+)
+
+func init() {
+	register(command{name: "compare", summary: "compare two bundles on the same rows with paired-bootstrap intervals", run: runCompare})
+}
+
+const compareUsage = "--a DIR --b DIR --history DIR --out DIR [--repo NAME] [--from T] [--to T] [--resamples 1000] [--seed S] [--lenient]"
+
+func runCompare(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "compare", compareUsage)
+	aDir := fs.String("a", "", "bundle folder A (the baseline)")
+	bDir := fs.String("b", "", "bundle folder B (the candidate); differences are B - A")
+	out := fs.String("out", "", "folder to write report.html, its figures and metrics.json into")
+	resamples := fs.Int("resamples", 0, "bootstrap resamples (default 1000)")
+	seed := fs.Uint64("seed", 0, "bootstrap seed")
+	ef := addEvalFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *aDir == "" || *bDir == "":
+		return fmt.Errorf("%w: --a and --b are required", errUsage)
+	case *ef.history == "":
+		return fmt.Errorf("%w: --history is required", errUsage)
+	case *out == "":
+		return fmt.Errorf("%w: --out is required", errUsage)
+	case *resamples < 0:
+		return fmt.Errorf("%w: --resamples %d is negative", errUsage, *resamples)
+	}
+	ba, ma, err := loadBundle(*aDir)
+	if err != nil {
+		return fmt.Errorf("--a: %w", err)
+	}
+	bb, mb, err := loadBundle(*bDir)
+	if err != nil {
+		return fmt.Errorf("--b: %w", err)
+	}
+	h, opt, err := ef.options(ctx, ba.Manifest.Repo)
+	if err != nil {
+		return err
+	}
+	opt.Log = e.log
+	opt.Bootstrap.Resamples = *resamples
+	opt.Bootstrap.Seed = *seed
+	c, err := training.Compare(ctx, ma, mb, h, opt)
+	if err != nil {
+		return err
+	}
+	c.Report.Subtitle = fmt.Sprintf("A = %s %s, B = %s %s; %s", ba.Manifest.Repo, ba.Manifest.Version, bb.Manifest.Repo, bb.Manifest.Version, c.Report.Subtitle)
+	if err := report.Write(*out, c.Report); err != nil {
+		return err
+	}
+	metrics, err := c.Metrics()
+	if err != nil {
+		return err
+	}
+	if err := report.WriteMetricsJSON(filepath.Join(*out, "metrics.json"), metrics); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%-12s %-24s %12s %12s %12s %12s %12s  %s\n", "section", "metric", "A", "B", "B-A", "lo", "hi", "verdict")
+	for _, s := range c.Report.Sections {
+		for _, d := range s.Diffs {
+			verdict := "no significant difference"
+			if d.Significant() {
+				verdict = "A better"
+				if (d.Diff > 0) == (d.Better.String() == "higher") {
+					verdict = "B better"
+				}
+			}
+			fmt.Fprintf(e.stdout, "%-12s %-24s %12.6g %12.6g %12.6g %12.6g %12.6g  %s\n", s.Name, d.Metric, d.A, d.B, d.Diff, d.Lo, d.Hi, verdict)
+		}
+	}
+	return nil
+}

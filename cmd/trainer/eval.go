@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/sqpredict/sqpredict/datasets"
+	"github.com/sqpredict/sqpredict/eval/report"
+	"github.com/sqpredict/sqpredict/registry"
+	"github.com/sqpredict/sqpredict/training"
+)
+
+func init() {
+	register(command{name: "eval", summary: "evaluate a bundle's models on the rows of a history", run: runEval})
+}
+
+const evalUsage = "--bundle DIR --history DIR --out metrics.json [--repo NAME] [--from T] [--to T] [--report DIR] [--lenient]"
+
+// evalFlags are the row-selection flags eval and compare share.
+type evalFlags struct {
+	history, repo, from, to *string
+	lenient                 *bool
+}
+
+func addEvalFlags(fs interface {
+	String(name, value, usage string) *string
+	Bool(name string, value bool, usage string) *bool
+}) *evalFlags {
+	return &evalFlags{
+		history: fs.String("history", "", "history folder whose rows are scored (with its own point-in-time features)"),
+		repo:    fs.String("repo", "", "repository of the rows (default: the bundle's, else the only one of the history)"),
+		from:    fs.String("from", "", "score only rows submitted at or after this time, RFC 3339 (e.g. the bundle's window end)"),
+		to:      fs.String("to", "", "score only rows submitted before this time, RFC 3339"),
+		lenient: fs.Bool("lenient", false, "skip history rows with problems instead of failing"),
+	}
+}
+
+// options reads the history and returns it with the options of the flags; bundleRepo is
+// the default repository when the history has it.
+func (f *evalFlags) options(ctx context.Context, bundleRepo string) (*datasets.History, training.EvalOptions, error) {
+	var opt training.EvalOptions
+	var err error
+	for _, t := range []struct {
+		name, v string
+		dst     *time.Time
+	}{{"from", *f.from, &opt.From}, {"to", *f.to, &opt.To}} {
+		if t.v != "" {
+			if *t.dst, err = time.Parse(time.RFC3339, t.v); err != nil {
+				return nil, opt, fmt.Errorf("%w: --%s: %w", errUsage, t.name, err)
+			}
+		}
+	}
+	h, _, err := datasets.ReadHistory(ctx, *f.history, datasets.ReadOptions{Lenient: *f.lenient})
+	if err != nil {
+		return nil, opt, err
+	}
+	opt.Repo = *f.repo
+	if opt.Repo == "" && slices.Contains(training.Repos(h), bundleRepo) {
+		opt.Repo = bundleRepo
+	}
+	return h, opt, nil
+}
+
+// loadBundle loads the bundle folder dir, verified against this build's feature schema,
+// and its models.
+func loadBundle(dir string) (*registry.Bundle, *training.Models, error) {
+	b, err := registry.LoadDir(dir, training.SchemaHash())
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := training.LoadModels(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, m, nil
+}
+
+func runEval(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "eval", evalUsage)
+	bundle := fs.String("bundle", "", "bundle folder (a registry version folder)")
+	out := fs.String("out", "", "metrics JSON file to write (flat keys, NaN as null)")
+	reportDir := fs.String("report", "", "also write report.html and its figures into this folder")
+	ef := addEvalFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *bundle == "":
+		return fmt.Errorf("%w: --bundle is required", errUsage)
+	case *ef.history == "":
+		return fmt.Errorf("%w: --history is required", errUsage)
+	case *out == "":
+		return fmt.Errorf("%w: --out is required", errUsage)
+	}
+	b, m, err := loadBundle(*bundle)
+	if err != nil {
+		return err
+	}
+	h, opt, err := ef.options(ctx, b.Manifest.Repo)
+	if err != nil {
+		return err
+	}
+	opt.Log = e.log
+	ev, err := training.Evaluate(ctx, m, h, opt)
+	if err != nil {
+		return err
+	}
+	metrics := ev.Metrics()
+	if err := report.WriteMetricsJSON(*out, metrics); err != nil {
+		return err
+	}
+	if *reportDir != "" {
+		ev.Report.Title = "sqpredict evaluation of " + filepath.Base(filepath.Clean(*bundle))
+		if err := report.Write(*reportDir, ev.Report); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(e.stderr, "eval: %s %s on %s: success auc %.4f log loss %.4f (%g rows); conflict auc %.4f log loss %.4f (%g rows); buildtime mape %.2f%% nll %.4f crps %.2f (%g rows) -> %s\n",
+		b.Manifest.Repo, b.Manifest.Version, *ef.history,
+		metrics["success.auc"], metrics["success.log_loss"], metrics["success.n"],
+		metrics["conflict.auc"], metrics["conflict.log_loss"], metrics["conflict.n"],
+		metrics["buildtime.mape"], metrics["buildtime.nll"], metrics["buildtime.crps"], metrics["buildtime.n"], *out)
+	return nil
+}
