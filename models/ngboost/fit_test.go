@@ -195,66 +195,69 @@ func TestBaseLearnerIsExactTree(t *testing.T) {
 func TestLineSearch(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 1))
-	for _, r := range allRules {
-		for _, f := range allFamilies {
-			x, y, _, _ := synth(rng, 200, f)
-			cfg, _ := Config{Dist: f, Score: r}.withDefaults()
-			tr, err := newRowData("training set", x, y, nil, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := &booster{cfg: cfg, train: tr, grad0: make([]float64, tr.n), grad1: make([]float64, tr.n),
-				hess: make([]float64, tr.n), resid: make([]float64, tr.n), invVar: make([]float64, tr.n)}
-			init, _ := FitMarginal(f, y, nil)
-			tr.setParams(init)
-			// A step whose outputs take few distinct values, as tree outputs do.
-			for i := range tr.n {
-				tr.param[0][i] += 0.3 * rng.NormFloat64()
-				tr.out[0][i] = float64(rng.IntN(5)-2) * 0.4
-				tr.out[1][i] = float64(rng.IntN(3)-1) * 0.2
-			}
-			sumW := float64(tr.n)
-			direct := func(step float64) float64 {
-				var s float64
+	// 5000 rows take the two-goroutine path of gradients and batchScore.
+	for _, n := range []int{200, 5000} {
+		for _, r := range allRules {
+			for _, f := range allFamilies {
+				x, y, _, _ := synth(rng, n, f)
+				cfg, _ := Config{Dist: f, Score: r}.withDefaults()
+				tr, err := newRowData("training set", x, y, nil, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b := &booster{cfg: cfg, train: tr, grad0: make([]float64, tr.n), grad1: make([]float64, tr.n),
+					hess: make([]float64, tr.n), resid: make([]float64, tr.n), invVar: make([]float64, tr.n)}
+				init, _ := FitMarginal(f, y, nil)
+				tr.setParams(init)
+				// A step whose outputs take few distinct values, as tree outputs do.
 				for i := range tr.n {
-					p := [2]float64{tr.param[0][i] - step*tr.out[0][i], tr.param[1][i] - step*tr.out[1][i]}
-					s += r.Score(f, p, y[i])
+					tr.param[0][i] += 0.3 * rng.NormFloat64()
+					tr.out[0][i] = float64(rng.IntN(5)-2) * 0.4
+					tr.out[1][i] = float64(rng.IntN(3)-1) * 0.2
 				}
-				return s / sumW
-			}
-			start := b.gradients(sumW)
-			if want := direct(0); !scalar.EqualWithinAbsOrRel(start, want, exactTol, exactTol) {
-				t.Errorf("%v %v: score from gradients = %v, want %v", r, f, start, want)
-			}
-			jac := tr.jacMean(nil, sumW)
-			for _, step := range []float64{0.25, 1, 4, 64} {
-				if got, want := b.batchScore(step, sumW, jac), direct(step); !scalar.EqualWithinAbsOrRel(got, want, 1e-10, 1e-10) {
-					t.Errorf("%v %v: batchScore(%v) = %v, want %v", r, f, step, got, want)
+				sumW := float64(tr.n)
+				direct := func(step float64) float64 {
+					var s float64
+					for i := range tr.n {
+						p := [2]float64{tr.param[0][i] - step*tr.out[0][i], tr.param[1][i] - step*tr.out[1][i]}
+						s += r.Score(f, p, y[i])
+					}
+					return s / sumW
 				}
-			}
-			// The reference: double from 1 while the score does not get worse (stop
-			// above 256), then halve until it improves or the step is below tol.
-			want := 1.0
-			for {
-				v := direct(want)
-				if !finite(v) || v > start || want > 256 {
-					break
+				start := b.gradients(sumW)
+				if want := direct(0); !scalar.EqualWithinAbsOrRel(start, want, exactTol, exactTol) {
+					t.Errorf("%v %v: score from gradients = %v, want %v", r, f, start, want)
 				}
-				want *= 2
-			}
-			var norm float64
-			for i := range tr.n {
-				norm += math.Hypot(tr.out[0][i], tr.out[1][i])
-			}
-			norm /= float64(tr.n)
-			for want*norm >= cfg.Tol {
-				if v := direct(want); finite(v) && v < start {
-					break
+				jac := tr.jacMean(nil, sumW)
+				for _, step := range []float64{0.25, 1, 4, 64} {
+					if got, want := b.batchScore(step, sumW, jac), direct(step); !scalar.EqualWithinAbsOrRel(got, want, 1e-10, 1e-10) {
+						t.Errorf("%v %v: batchScore(%v) = %v, want %v", r, f, step, got, want)
+					}
 				}
-				want /= 2
-			}
-			if got, gotNorm := b.lineSearch(start, sumW); got != want || !scalar.EqualWithinAbsOrRel(gotNorm, norm, exactTol, exactTol) {
-				t.Errorf("%v %v: lineSearch = %v (norm %v), reference procedure %v (norm %v)", r, f, got, gotNorm, want, norm)
+				// The reference: double from 1 while the score does not get worse (stop
+				// above 256), then halve until it improves or the step is below tol.
+				want := 1.0
+				for {
+					v := direct(want)
+					if !finite(v) || v > start || want > 256 {
+						break
+					}
+					want *= 2
+				}
+				var norm float64
+				for i := range tr.n {
+					norm += math.Hypot(tr.out[0][i], tr.out[1][i])
+				}
+				norm /= float64(tr.n)
+				for want*norm >= cfg.Tol {
+					if v := direct(want); finite(v) && v < start {
+						break
+					}
+					want /= 2
+				}
+				if got, gotNorm := b.lineSearch(start, sumW); got != want || !scalar.EqualWithinAbsOrRel(gotNorm, norm, exactTol, exactTol) {
+					t.Errorf("%v %v: lineSearch = %v (norm %v), reference procedure %v (norm %v)", r, f, got, gotNorm, want, norm)
+				}
 			}
 		}
 	}
