@@ -81,6 +81,9 @@ func printSynthSummary(e *env, w *synth.World, out string, took time.Duration) {
 	fmt.Fprintf(e.stderr, "  changes  %d (landed %d, rejected %d; resubmissions %d)\n", s.Changes, s.Landed, s.Rejected, s.Resubmissions)
 	fmt.Fprintf(e.stderr, "  builds   %d (succeeded %d, failed %d, infra_failed %d, aborted %d)\n", len(h.Builds),
 		s.Builds[datasets.StatusSucceeded], s.Builds[datasets.StatusFailed], s.Builds[datasets.StatusInfraFailed], s.Builds[datasets.StatusAborted])
+	fmt.Fprintf(e.stderr, "    of which culprit finding after a rejection %d (succeeded %d, failed %d, infra_failed %d)\n",
+		s.Culprit[datasets.StatusSucceeded]+s.Culprit[datasets.StatusFailed]+s.Culprit[datasets.StatusInfraFailed],
+		s.Culprit[datasets.StatusSucceeded], s.Culprit[datasets.StatusFailed], s.Culprit[datasets.StatusInfraFailed])
 	share := 0.0
 	if s.Pairs > 0 {
 		share = float64(s.Conflicted) / float64(s.Pairs)

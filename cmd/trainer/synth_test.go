@@ -27,7 +27,7 @@ func TestSynthDeterministic(t *testing.T) {
 				if err != nil {
 					t.Fatalf("synth = %v\n%s", err, stderr)
 				}
-				if !strings.Contains(stderr, "changes") || !strings.Contains(stderr, "pairs") {
+				if !strings.Contains(stderr, "changes") || !strings.Contains(stderr, "pairs") || !strings.Contains(stderr, "culprit finding") {
 					t.Fatalf("synth printed no summary:\n%s", stderr)
 				}
 			}

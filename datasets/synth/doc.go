@@ -33,4 +33,24 @@
 // the number of path changes still undecided when the build started. Aborted builds end
 // when the decision that contradicted their path was made; duration_s is the time they
 // ran. See [Simulate] for the whole queue.
+//
+// # Culprit finding and conflict labels
+//
+// A change rejected on a non-empty path (its deciding build failed with landed changes
+// ahead of it) is built again after its decision, to tell an intrinsically broken change
+// from a conflict: first on the empty path, and, when that succeeds and the path held
+// more than one change, on each of those changes alone. These builds start at or after
+// the change's decided_at, have height 0 and a known status: succeeded iff the change is
+// intrinsically good and conflicts with no change of their path. With them the conflict
+// label of every pair (Ci ahead, Cj behind) of intrinsically good changes with Ci on Cj's
+// landed path follows from the builds table, following paper 001's definition (Cj succeeds
+// individually but fails combined with Ci):
+//
+//   - conflict: Ci landed, Cj has a succeeded build on some path S without Ci and a
+//     failed build on S plus Ci;
+//   - no conflict: Cj has a succeeded build whose path contains Ci.
+//
+// The coarser reading "Cj succeeded on some path without Ci and failed on its deciding
+// path, which contains Ci" is exact only when Ci is alone on that path: with several
+// changes on it, every change of a conflicted path satisfies it, the innocent ones too.
 package synth

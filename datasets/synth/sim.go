@@ -43,6 +43,10 @@ type World struct {
 	Config Config
 	// Params are the profile's parameters, truth models included.
 	Params Params
+	// Good[i] reports whether History.Changes[i] is intrinsically good: its build on
+	// the mainline at its submission, with no change ahead of it, succeeds
+	// (infrastructure failures aside). It was drawn with probability true_p_success.
+	Good []bool
 }
 
 // Generate simulates the synthetic world of cfg and returns its history. It is Simulate
@@ -111,6 +115,9 @@ type chg struct {
 	finished int // finished succeeded/failed build on a still consistent path, -1 if none
 	inReady  bool
 	pendPos  int // position in sim.pending while undecided
+	// suspects lists the positions in ahead of the changes of the path a rejection
+	// happened on, for culprit finding (see Simulate).
+	suspects []int
 }
 
 // bld is the simulation state of one build.
@@ -122,6 +129,8 @@ type bld struct {
 	status        datasets.Status // StatusUnknown while running
 	result        datasets.Status // how it ends unless aborted
 	mean, sd      float64
+	culprit       bool // a culprit-finding build, run after its change was decided
+	step          int  // which build of the culprit-finding plan (see culpritJob)
 }
 
 type evKind uint8
@@ -170,6 +179,31 @@ func (h *intHeap) Pop() any {
 	return x
 }
 
+// culpritJob is a culprit-finding build waiting for a worker: step 0 builds the
+// change on the empty path, step k > 0 on the path of its k-th suspect alone.
+type culpritJob struct {
+	change, step int
+}
+
+// jobHeap orders culprit-finding builds by change, then step.
+type jobHeap []culpritJob
+
+func (h jobHeap) Len() int { return len(h) }
+func (h jobHeap) Less(i, j int) bool {
+	if h[i].change != h[j].change {
+		return h[i].change < h[j].change
+	}
+	return h[i].step < h[j].step
+}
+func (h jobHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *jobHeap) Push(x any)   { *h = append(*h, x.(culpritJob)) }
+func (h *jobHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
 type pair struct {
 	ahead, behind int
 	p             float64
@@ -194,6 +228,7 @@ type sim struct {
 	pending  []int // undecided changes, any order
 	events   eventHeap
 	ready    intHeap // changes that may need a build, lowest (earliest) first
+	culprits jobHeap // culprit-finding builds waiting for a worker
 	seq      uint64
 	free     int
 	nRev     int
@@ -237,6 +272,19 @@ type sim struct {
 // 2 hours, if that falls inside the window. After the window the queue drains: every
 // change in the history is decided.
 //
+// Culprit finding: a change rejected on a non-empty path keeps its outcome and
+// decided_at (the queue rejects at once and attributes afterwards), and is built again
+// to find out why: first on the empty path (without every change of its path, all of
+// which overlap it), which succeeds iff it is intrinsically good. If that fails, the
+// change is broken on its own and attribution stops. If it succeeds and the path held
+// one change, that change is the culprit; with more, the change is then built on each
+// change of the path alone, each failing iff that change conflicts with it. These builds
+// run on the same workers, with the capacity the queue's deciding builds leave free,
+// earliest rejected change first; their path is fully decided, so their height is 0
+// and they are never aborted; their duration comes from the same model. An infra_failed
+// one is run again. A change that landed needs no such build: its deciding build
+// succeeded with every change of its path, which says none of them conflicts with it.
+//
 // All times are whole seconds; build durations are log-normal (Params.Duration),
 // rounded to whole seconds, at least 1.
 func Simulate(ctx context.Context, cfg Config) (*World, error) {
@@ -270,7 +318,11 @@ func Simulate(ctx context.Context, cfg Config) (*World, error) {
 	if err := s.run(ctx); err != nil {
 		return nil, err
 	}
-	return &World{History: s.history(), Developers: s.devs, Config: cfg, Params: p}, nil
+	good := make([]bool, len(s.changes))
+	for i, c := range s.changes {
+		good[i] = c.good
+	}
+	return &World{History: s.history(), Developers: s.devs, Config: cfg, Params: p, Good: good}, nil
 }
 
 // arrivalTimes draws the first submissions: a Poisson process with rate
@@ -545,6 +597,10 @@ func (s *sim) assign(t float64) {
 		}
 		s.start(t, i)
 	}
+	// Attribution only takes the capacity that deciding changes leave free.
+	for s.free > 0 && s.culprits.Len() > 0 {
+		s.startCulprit(t, heap.Pop(&s.culprits).(culpritJob))
+	}
 }
 
 // assumeLands is the queue's guess of whether undecided change j will land.
@@ -588,7 +644,13 @@ func (s *sim) start(t float64, i int) {
 	if !good {
 		b.result = datasets.StatusFailed
 	}
-	m, sd := s.p.Duration.LogParams(&c.c, float64(b.height))
+	c.active = s.launch(t, b)
+}
+
+// launch draws the duration and any infrastructure failure of b, which starts at t,
+// records it, takes a worker and schedules its end; it returns the build's index.
+func (s *sim) launch(t float64, b *bld) int {
+	m, sd := s.p.Duration.LogParams(&s.changes[b.change].c, float64(b.height))
 	b.mean, b.sd = MeanSD(m, sd)
 	dur := math.Max(1, math.Round(math.Exp(m+sd*s.rQueue.NormFloat64())))
 	if s.rQueue.Float64() < s.cfg.FlakyRate {
@@ -597,9 +659,27 @@ func (s *sim) start(t float64, i int) {
 	}
 	id := len(s.builds)
 	s.builds = append(s.builds, b)
-	c.active = id
 	s.free--
 	s.push(t+dur, evFinish, id)
+	return id
+}
+
+// startCulprit starts culprit-finding build j. Every change of its path is decided, so
+// the build speculates on nothing (height 0) and is never aborted. It succeeds iff the
+// change is intrinsically good and conflicts with no change of its path.
+func (s *sim) startCulprit(t float64, j culpritJob) {
+	c := s.changes[j.change]
+	b := &bld{change: j.change, start: t, result: datasets.StatusSucceeded, culprit: true, step: j.step}
+	good := c.good
+	if j.step > 0 {
+		k := c.suspects[j.step-1]
+		b.path = []int{c.ahead[k]}
+		good = good && !c.conf[k]
+	}
+	if !good {
+		b.result = datasets.StatusFailed
+	}
+	s.launch(t, b)
 }
 
 // finish ends build id at t.
@@ -610,6 +690,20 @@ func (s *sim) finish(t float64, id int) {
 	}
 	b.finish, b.status = t, b.result
 	s.free++
+	if b.culprit {
+		// An infrastructure failure is retried. The change alone succeeded: with more
+		// than one suspect, build it with each of them alone.
+		c := s.changes[b.change]
+		switch {
+		case b.status == datasets.StatusInfraFailed:
+			heap.Push(&s.culprits, culpritJob{change: b.change, step: b.step})
+		case b.step == 0 && b.status == datasets.StatusSucceeded && len(c.suspects) > 1:
+			for k := range c.suspects {
+				heap.Push(&s.culprits, culpritJob{change: b.change, step: k + 1})
+			}
+		}
+		return
+	}
 	c := s.changes[b.change]
 	c.active = -1
 	if b.status == datasets.StatusInfraFailed {
@@ -644,6 +738,15 @@ func (s *sim) decide(t float64, i int) {
 		c.c.Outcome = datasets.OutcomeRejected
 		if landed {
 			c.c.Outcome = datasets.OutcomeLanded
+		}
+		if !landed && len(s.builds[c.finished].path) > 0 {
+			// Culprit finding: the change alone first.
+			for k, j := range c.ahead {
+				if s.changes[j].landed {
+					c.suspects = append(c.suspects, k)
+				}
+			}
+			heap.Push(&s.culprits, culpritJob{change: i})
 		}
 		// Remove from pending (swap with the last).
 		last := s.pending[len(s.pending)-1]

@@ -1,6 +1,8 @@
 package synth
 
 import (
+	"time"
+
 	"github.com/sqpredict/sqpredict/datasets"
 )
 
@@ -12,6 +14,9 @@ type Summary struct {
 	Resubmissions int
 	// Builds counts builds by status, indexed by datasets.Status.
 	Builds [datasets.StatusAborted + 1]int
+	// Culprit counts, by status, the builds among Builds that started at or after their
+	// change's decided_at: the queue's culprit finding (see Simulate).
+	Culprit [datasets.StatusAborted + 1]int
 	// Pairs counts the pairs table and Conflicted its rows with conflicted = true.
 	Pairs, Conflicted int
 }
@@ -20,8 +25,12 @@ type Summary struct {
 func Summarize(h *datasets.History) Summary {
 	var s Summary
 	s.Changes = len(h.Changes)
+	decided := make(map[string]time.Time, len(h.Changes))
 	for i := range h.Changes {
 		c := &h.Changes[i]
+		if !c.DecidedAt.IsZero() {
+			decided[c.ChangeID] = c.DecidedAt
+		}
 		switch c.Outcome {
 		case datasets.OutcomeLanded:
 			s.Landed++
@@ -33,8 +42,12 @@ func Summarize(h *datasets.History) Summary {
 		}
 	}
 	for i := range h.Builds {
-		if st := h.Builds[i].Status; int(st) < len(s.Builds) {
+		b := &h.Builds[i]
+		if st := b.Status; int(st) < len(s.Builds) {
 			s.Builds[st]++
+			if d, ok := decided[b.ChangeID]; ok && !b.StartedAt.Before(d) {
+				s.Culprit[st]++
+			}
 		}
 	}
 	s.Pairs = len(h.Pairs)

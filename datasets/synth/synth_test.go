@@ -228,6 +228,7 @@ func checkHistory(t *testing.T, w *World) {
 
 	// Builds: known ids, times, durations, paths within the ahead set, truth columns.
 	deciding := map[string]int{}
+	culprit := map[int][]*datasets.Build{} // builds started once their change was decided
 	for i := range h.Builds {
 		b := &h.Builds[i]
 		ci, ok := idx[b.ChangeID]
@@ -240,7 +241,9 @@ func checkHistory(t *testing.T, w *World) {
 			t.Fatalf("build %s: started %v finished %v duration %v status %v (change submitted %v)",
 				b.BuildID, b.StartedAt, b.FinishedAt, b.DurationS, b.Status, c.SubmittedAt)
 		}
-		if b.Status != datasets.StatusAborted && b.FinishedAt.After(c.DecidedAt) {
+		if !b.StartedAt.Before(c.DecidedAt) {
+			culprit[ci] = append(culprit[ci], b)
+		} else if b.Status != datasets.StatusAborted && b.FinishedAt.After(c.DecidedAt) {
 			t.Fatalf("build %s of %s finished at %v after the change was decided at %v", b.BuildID, b.ChangeID, b.FinishedAt, c.DecidedAt)
 		}
 		k := 0
@@ -308,8 +311,66 @@ func checkHistory(t *testing.T, w *World) {
 		sumP += c.TrueProbSuccess
 		varP += c.TrueProbSuccess * (1 - c.TrueProbSuccess)
 	}
+	checkCulprits(t, w, culprit, deciding, conflicted)
 	if math.Abs(nOK-sumP) > binomialSigmas*math.Sqrt(varP) {
 		t.Errorf("deciding builds succeeded %v times, want %.1f ± %.1f (sum of true_p_success)", nOK, sumP, binomialSigmas*math.Sqrt(varP))
+	}
+}
+
+// checkCulprits checks the culprit-finding builds of every change (see Simulate): a
+// change rejected on a non-empty path is built on the empty path until that ends
+// succeeded or failed, and when it succeeded on a path of more than one change, on each
+// of them alone once; no other change gets a build after its decision. Each such build
+// succeeds iff the change is intrinsically good and conflicts with no change of its path.
+func checkCulprits(t *testing.T, w *World, culprit map[int][]*datasets.Build, deciding map[string]int, conflicted map[[2]string]bool) {
+	t.Helper()
+	h := w.History
+	for i := range h.Changes {
+		c := &h.Changes[i]
+		path := h.Builds[deciding[c.ChangeID]].Path
+		bs := culprit[i]
+		if c.Outcome == datasets.OutcomeLanded || len(path) == 0 {
+			if len(bs) > 0 {
+				t.Fatalf("change %s (%v, deciding path %v) has build %s after its decision", c.ChangeID, c.Outcome, path, bs[0].BuildID)
+			}
+			continue
+		}
+		alone := datasets.StatusUnknown // the decisive status of the build on the empty path
+		with := map[string]int{}        // decisive builds on each change of path alone
+		for _, b := range bs {
+			want := datasets.StatusFailed
+			switch {
+			case len(b.Path) == 0 && w.Good[i]:
+				want = datasets.StatusSucceeded
+			case len(b.Path) == 1 && slices.Contains(path, b.Path[0]) && alone == datasets.StatusSucceeded && len(path) > 1:
+				if w.Good[i] && !conflicted[[2]string{b.Path[0], c.ChangeID}] {
+					want = datasets.StatusSucceeded
+				}
+			case len(b.Path) != 0:
+				t.Fatalf("change %s rejected on path %v: culprit build %s on path %v", c.ChangeID, path, b.BuildID, b.Path)
+			}
+			if b.SpeculationHeight != 0 || (b.Status != want && b.Status != datasets.StatusInfraFailed) || alone != datasets.StatusUnknown && len(b.Path) == 0 {
+				t.Fatalf("change %s (good %v) rejected on path %v: culprit build %s on path %v, height %v, %v, want %v once",
+					c.ChangeID, w.Good[i], path, b.BuildID, b.Path, b.SpeculationHeight, b.Status, want)
+			}
+			if b.Status == datasets.StatusInfraFailed {
+				continue
+			}
+			if len(b.Path) == 0 {
+				alone = b.Status
+			} else {
+				with[b.Path[0]]++
+			}
+		}
+		if alone == datasets.StatusUnknown {
+			t.Fatalf("change %s rejected on path %v has no decisive build on the empty path", c.ChangeID, path)
+		}
+		for _, id := range path {
+			if n := with[id]; n != 0 && (n != 1 || alone != datasets.StatusSucceeded || len(path) == 1) ||
+				n == 0 && alone == datasets.StatusSucceeded && len(path) > 1 {
+				t.Fatalf("change %s (alone %v) rejected on path %v has %d decisive builds on %s alone", c.ChangeID, alone, path, n, id)
+			}
+		}
 	}
 }
 
