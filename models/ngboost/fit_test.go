@@ -327,6 +327,21 @@ func TestEarlyStopping(t *testing.T) {
 	if re.InitParams() != marg {
 		t.Errorf("refit starts from %v, want the marginal of all rows %v", re.InitParams(), marg)
 	}
+	// FitValidate with Refit fits the training and validation rows together.
+	cfg.Refit = true
+	rv, err := FitValidate(context.Background(), x, y, nil, xv, yv, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv.NIterations() != m.NIterations() || rv.InitParams() != marg || !rv.Info().Refit {
+		t.Errorf("FitValidate refit: %d iterations from %v (refit %v), want %d from %v", rv.NIterations(), rv.InitParams(), rv.Info().Refit, m.NIterations(), marg)
+	}
+	p1, p2 := rv.PredictParams(nil, xv), re.PredictParams(nil, xv)
+	for i := range p1 {
+		if p1[i] != p2[i] {
+			t.Fatalf("FitValidate refit and Fit refit on the same rows differ at %d: %v, %v", i, p1[i], p2[i])
+		}
+	}
 }
 
 // TestFitOptions exercises the options that change the path of boosting: each must fit
