@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,5 +110,31 @@ func TestFeaturesCommandErrors(t *testing.T) {
 				t.Errorf("features %v = %v, want an error naming %q (usage %v)", tc.args, err, tc.want, tc.usage)
 			}
 		})
+	}
+}
+
+func TestFeaturesLenient(t *testing.T) {
+	dir := featuresHistory(t)
+	f, err := os.OpenFile(filepath.Join(dir, "builds.csv"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A build of an unknown status.
+	if _, err := f.WriteString("Bbad,go,C0000001,,0,2026-01-05T00:04:49Z,2026-01-05T00:34:44Z,1795,bogus,1,1\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "bt.csv")
+	if _, _, err := runCmd(t, "features", "--history", dir, "--task", "buildtime", "--out", out); err == nil || !strings.Contains(err.Error(), "builds") {
+		t.Errorf("strict read of a bad builds row = %v, want an error naming the builds file", err)
+	}
+	_, stderr, err := runCmd(t, "features", "--history", dir, "--task", "buildtime", "--out", out, "--lenient")
+	if err != nil {
+		t.Fatalf("lenient: %v", err)
+	}
+	if !strings.Contains(stderr, "1 invalid rows skipped") {
+		t.Errorf("lenient summary does not count the skipped row:\n%s", stderr)
 	}
 }
