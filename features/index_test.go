@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/sqpredict/sqpredict/datasets"
 	"gonum.org/v1/gonum/floats/scalar"
@@ -360,4 +361,35 @@ func TestFrame(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestCutSlice(t *testing.T) {
+	_, tb := tableOf(t, tinyHistory(), KindBuildTime)
+	// Build rows by change submission: c1 (0), c2 (2), c2, c3 (12), c3.
+	for _, tc := range []struct {
+		at   float64
+		want int
+	}{{-0.5, 0}, {0, 0}, {1, 1}, {2, 1}, {12, 3}, {13, 5}} {
+		at := t0.Add(time.Duration(tc.at * float64(time.Minute)))
+		if got := tb.Cut(at); got != tc.want {
+			t.Errorf("Cut(%v) = %d, want %d", tc.at, got, tc.want)
+		}
+	}
+	k := tb.Cut(at(12))
+	a, b := tb.Slice(0, k), tb.Slice(k, tb.NRows())
+	if a.NRows() != 3 || b.NRows() != 2 || !sameBits(b.Row(0), tb.Row(3)) || b.BuildID[1] != "b6" || a.AheadID != nil {
+		t.Errorf("Slice: %d and %d rows, b.Row(0) = %v", a.NRows(), b.NRows(), b.Row(0))
+	}
+	if d := b.Dense(); d == nil || d.At(1, 0) != tb.Row(4)[0] {
+		t.Errorf("Slice(%d, %d).Dense() does not hold the rows", k, tb.NRows())
+	}
+	if tb.Slice(2, 2).Dense() != nil {
+		t.Error("empty Slice has a matrix")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Slice(3, 2) did not panic")
+		}
+	}()
+	tb.Slice(3, 2)
 }

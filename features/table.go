@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"time"
 
 	"github.com/sqpredict/sqpredict/datasets"
@@ -65,6 +66,39 @@ func (t *Table) Dense() *mat.Dense {
 		return nil
 	}
 	return mat.NewDense(t.NRows(), t.Schema.NFeatures(), t.X)
+}
+
+// Cut returns the index of the first row submitted at or after at: rows [0, Cut(at))
+// were submitted before at. With Slice it splits a table by time.
+func (t *Table) Cut(at time.Time) int {
+	return sort.Search(len(t.SubmittedAt), func(r int) bool { return !t.SubmittedAt[r].Before(at) })
+}
+
+// Slice returns rows [i, j) of t as a table sharing t's storage, with Considered and
+// Skipped left zero (they describe the whole table). It panics if the bounds are out of
+// range.
+func (t *Table) Slice(i, j int) *Table {
+	if i < 0 || j < i || j > t.NRows() {
+		panic("features: slice bounds out of range")
+	}
+	n := t.Schema.NFeatures()
+	s := &Table{
+		Schema:      t.Schema,
+		X:           t.X[i*n : j*n : j*n],
+		Y:           t.Y[i:j:j],
+		ChangeID:    t.ChangeID[i:j:j],
+		SubmittedAt: t.SubmittedAt[i:j:j],
+	}
+	if t.AheadID != nil {
+		s.AheadID = t.AheadID[i:j:j]
+	}
+	if t.BuildID != nil {
+		s.BuildID = t.BuildID[i:j:j]
+	}
+	for _, tr := range t.Truth {
+		s.Truth = append(s.Truth, Truth{Name: tr.Name, Values: tr.Values[i:j:j]})
+	}
+	return s
 }
 
 // ctxEvery is how many rows are built between two checks of the context.
