@@ -470,15 +470,23 @@ func (s *search) exactTree(j int, t *tree) {
 func (s *search) expectedBound(i int, cj *Change) float64 {
 	ci := &s.q.Changes[i]
 	num := (ci.Arrival - cj.Arrival) - (cj.BuildMu - ci.BuildMu)
-	if !(num < 0) {
-		return 0
-	}
 	den2 := ci.BuildSigma*ci.BuildSigma + cj.BuildSigma*cj.BuildSigma
-	k := 0 // den2 == 0: Z = -Inf, the lowest bucket
-	if den2 > 0 {
+	var k int
+	switch {
+	case den2 == 0 && num < 0:
+		k = 0 // Z = -Inf: the lowest bucket
+	case den2 == 0 || !(num < 0) && !(num >= 0):
+		return 0 // Z = +Inf, 0 or NaN: bound 1
+	case num < 0:
+		// Z < 0: the first negative edge at or above Z, else the edge 0.
 		r := num * num / den2 // Z²
-		for k < len(zBuckets) && r < zBuckets2[k] {
+		for k < zBucketZero && r < zBuckets2[k] {
 			k++
+		}
+	default:
+		// Z ≥ 0: the first edge at or above Z, else no bound below 1.
+		r := num * num / den2
+		for k = zBucketZero; k < len(zBuckets) && r > zBuckets2[k]; k++ {
 		}
 		if k == len(zBuckets) {
 			return 0
@@ -894,10 +902,13 @@ func finishZBelow(ci, cj Change, z0 float64) bool {
 	return num < 0 || num*num < z0*z0*den2
 }
 
-// zBuckets are the edges, all negative, of the Z buckets that bound P(FT_C < FT_i)
-// under PolicyExpected without an Erfc call per conflict; phiBuckets holds Phi of each.
+// zBuckets are the edges, increasing, of the Z buckets that bound P(FT_C < FT_i) under
+// PolicyExpected without an Erfc call per conflict; zBuckets[zBucketZero] is 0, and
+// phiBuckets holds Phi of each edge.
+const zBucketZero = 9
+
 var (
-	zBuckets   = [...]float64{-8, -5, -4, -3, -2.5, -2, -1.5, -1, -0.5}
+	zBuckets   = [...]float64{-8, -5, -4, -3, -2.5, -2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2, 3, 4}
 	phiBuckets = func() (p [len(zBuckets)]float64) {
 		for k, z := range zBuckets {
 			p[k] = stdNormalCDF(z)
