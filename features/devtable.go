@@ -1,11 +1,14 @@
 package features
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"time"
+
+	"github.com/sqpredict/sqpredict/datasets"
 )
 
 // PriorStrength is the weight, in observations, of the population prior that developer
@@ -208,4 +211,15 @@ func ReadDevTable(r io.Reader) (*DevTable, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// NewDevTable returns the developer table of h frozen at asOf: the statistics of
+// everything decided strictly before asOf. It is NewIndex followed by Index.DevTable; use
+// those when the index is needed for the feature tables too.
+func NewDevTable(ctx context.Context, h *datasets.History, asOf time.Time) (*DevTable, error) {
+	ix, err := NewIndex(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	return ix.DevTable(asOf), nil
 }

@@ -252,6 +252,9 @@ func TestDevTableHandValues(t *testing.T) {
 	// Before minute 31: c1 (alice, 1), c2 (bob, 1), c3 (alice, 0); pairs (c1,c2) = 0 and
 	// (c2,c3) = 1; builds b1 240, b2 360, b4 240, b5 300, b6 360.
 	d := ix.DevTable(at(31))
+	if d2, err := NewDevTable(context.Background(), tinyHistory(), at(31)); err != nil || d2.NAuthors() != d.NAuthors() || d2.Lookup("alice") != d.Lookup("alice") {
+		t.Errorf("NewDevTable(31) = %v, %v, want the index's table", d2, err)
+	}
 	mS := 3.0 / 5 // (2+1)/(3+2)
 	mC := 2.0 / 4 // (1+1)/(2+2)
 	mD := (math.Log1p(240)*2 + math.Log1p(360)*2 + math.Log1p(300)) / 5
