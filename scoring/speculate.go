@@ -662,9 +662,9 @@ func (s *search) run() {
 	selected := 0
 	for len(s.heap) > 0 && selected < s.cfg.Capacity {
 		it := s.pop()
-		// Follow a chain of children whose key equals their parent's (levels whose
-		// bound is exact, such as bypass levels) without going through the heap: such
-		// a child would be the next item popped anyway, up to ties.
+		// Follow the better child as long as it is at least as good as the best item
+		// in the heap, without going through the heap: it would be the next item
+		// popped anyway, up to ties.
 		for {
 			if s.plan.Explored >= s.cfg.MaxExplored {
 				s.plan.Truncated = true
@@ -704,7 +704,8 @@ func (s *search) run() {
 			} else {
 				lf1, lf0 = math.Log(f1), math.Log(f0)
 			}
-			next, follow := item{}, false
+			var children [2]item
+			nc := 0
 			for bit, lf := range [2]float64{lf0, lf1} {
 				if math.IsInf(lf, -1) || math.IsNaN(lf) {
 					continue
@@ -719,17 +720,22 @@ func (s *search) run() {
 				if bit == 1 {
 					s.bits[off+it.depth>>6] |= 1 << (uint(it.depth) & 63)
 				}
-				child := item{key: key, logp: lp, t: it.t, depth: it.depth + 1, off: off}
-				if !follow && key >= it.key {
-					next, follow = child, true
-					continue
-				}
-				s.push(child)
+				children[nc] = item{key: key, logp: lp, t: it.t, depth: it.depth + 1, off: off}
+				nc++
 			}
-			if !follow {
+			if nc == 2 && children[1].before(&children[0]) {
+				children[0], children[1] = children[1], children[0]
+			}
+			if nc == 2 {
+				s.push(children[1])
+			}
+			if nc == 0 || len(s.heap) > 0 && s.heap[0].before(&children[0]) {
+				if nc > 0 {
+					s.push(children[0])
+				}
 				break
 			}
-			it = next
+			it = children[0]
 		}
 	}
 }
