@@ -94,9 +94,14 @@ type grower struct {
 	idx, tmp []int32
 	gh       []gradPair // the gradients of a leaf's rows, in row order
 	identity bool       // idx is 0, 1, ..., nRows-1 (all rows, no sample)
-	free     [][]hbin
-	bests    []splitInfo // per-feature best splits of findBest
-	leaves   []leafState
+	// constHess reports that every hessian equals hess[0] (squared error without
+	// weights): histograms then sum gradients and counts only, and a bin's hessian
+	// sum is its count times hess[0], as LightGBM's is_constant_hessian.
+	constHess bool
+	og        []float64 // the gradients of a leaf's rows, for constHess
+	free      [][]hbin
+	bests     []splitInfo // per-feature best splits of findBest
+	leaves    []leafState
 }
 
 // GrowTree fits one regression tree to the gradients and hessians grad and hess (one
@@ -131,6 +136,7 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 	if len(grad) != d.nRows || len(hess) != d.nRows {
 		return nil, fmt.Errorf("%w: %d gradients and %d hessians for %d rows", ErrBadData, len(grad), len(hess), d.nRows)
 	}
+	constHess := true
 	for i := range grad {
 		if math.IsNaN(grad[i]) || math.IsInf(grad[i], 0) {
 			return nil, fmt.Errorf("%w: gradient of row %d is %v", ErrBadData, i, grad[i])
@@ -138,6 +144,7 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 		if !(hess[i] >= 0) || math.IsInf(hess[i], 0) {
 			return nil, fmt.Errorf("%w: hessian of row %d is %v, want finite and >= 0", ErrBadData, i, hess[i])
 		}
+		constHess = constHess && hess[i] == hess[0]
 	}
 	if g == nil {
 		g, _ = d.growers.Get().(*grower)
@@ -147,6 +154,7 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 		defer d.growers.Put(g)
 	}
 	g.cfg, g.grad, g.hess = cfg, grad, hess
+	g.constHess = constHess
 	defer func() { g.grad, g.hess = nil, nil }()
 
 	g.feats = g.feats[:0]
@@ -172,8 +180,9 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 	if cap(g.idx) < n {
 		g.idx, g.tmp = make([]int32, n), make([]int32, n)
 		g.gh = make([]gradPair, n)
+		g.og = make([]float64, n)
 	}
-	g.idx, g.tmp, g.gh = g.idx[:n], g.tmp[:n], g.gh[:n]
+	g.idx, g.tmp, g.gh, g.og = g.idx[:n], g.tmp[:n], g.gh[:n], g.og[:n]
 	g.identity = rows == nil
 	if rows == nil {
 		for i := range g.idx {
@@ -399,6 +408,10 @@ func (g *grower) buildHist(l *leafState, hist []hbin) {
 	d := g.d
 	rows := g.idx[l.begin:l.end]
 	all := g.identity && len(rows) == d.nRows
+	if g.constHess {
+		g.buildHistConstHess(rows, all, hist)
+		return
+	}
 	gh := g.gh[:len(rows)]
 	if all {
 		for k := range gh {
@@ -432,6 +445,47 @@ func (g *grower) buildHist(l *leafState, hist []hbin) {
 			e.g += gh[k].g
 			e.h += gh[k].h
 			e.n++
+		}
+	})
+}
+
+// buildHistConstHess is buildHist when every hessian is the same: it accumulates
+// gradients and counts only, then sets each bin's hessian sum to count·hess[0].
+func (g *grower) buildHistConstHess(rows []int32, all bool, hist []hbin) {
+	d := g.d
+	og := g.og[:len(rows)]
+	if all {
+		copy(og, g.grad)
+	} else {
+		for k, r := range rows {
+			og[k] = g.grad[r]
+		}
+	}
+	hv := g.hess[0]
+	workers := g.cfg.NumThreads
+	if len(rows)*len(g.feats) < 1<<16 {
+		workers = 1
+	}
+	parallelFor(len(g.feats), workers, func(_, i int) {
+		f := g.feats[i]
+		h := hist[d.histOffset[f]:d.histOffset[f+1]]
+		clear(h)
+		col := d.bins[f*d.nRows : (f+1)*d.nRows]
+		if all {
+			for k, b := range col {
+				e := &h[b]
+				e.g += og[k]
+				e.n++
+			}
+		} else {
+			for k, r := range rows {
+				e := &h[col[r]]
+				e.g += og[k]
+				e.n++
+			}
+		}
+		for b := range h {
+			h[b].h = h[b].n * hv
 		}
 	})
 }
