@@ -51,11 +51,30 @@ func (k Kind) LabelName() string {
 	return "label"
 }
 
-// Schema describes the columns of one row kind.
+// MarshalText returns the kind's name, so that a Schema's JSON names its kind.
+func (k Kind) MarshalText() ([]byte, error) {
+	if int(k) >= len(kindNames) {
+		return nil, fmt.Errorf("features: %w %d", ErrUnknownKind, k)
+	}
+	return []byte(k.String()), nil
+}
+
+// UnmarshalText parses a kind's name.
+func (k *Kind) UnmarshalText(b []byte) error {
+	v, err := ParseKind(string(b))
+	if err != nil {
+		return err
+	}
+	*k = v
+	return nil
+}
+
+// Schema describes the columns of one row kind. Its JSON form, which model bundles carry,
+// is {"kind": "success", "version": 1, "names": [...]}.
 type Schema struct {
-	Kind    Kind
-	Version int
-	Names   []string // feature names, in column order
+	Kind    Kind     `json:"kind"`
+	Version int      `json:"version"`
+	Names   []string `json:"names"` // feature names, in column order
 }
 
 // Hash returns the hex SHA-256 of the schema's version and names: the decimal version and

@@ -1,6 +1,7 @@
 package features
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -52,6 +53,23 @@ func TestSchemaGolden(t *testing.T) {
 		if tc.kind.Schema().Names[0] == "changed" {
 			t.Errorf("%v.Schema() shares its names", tc.kind)
 		}
+	}
+	// JSON round trip.
+	for _, k := range []Kind{KindSuccess, KindConflict, KindBuildTime} {
+		b, err := json.Marshal(k.Schema())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got Schema
+		if err := json.Unmarshal(b, &got); err != nil || got.Hash() != k.Schema().Hash() || got.Kind != k {
+			t.Errorf("Schema %v JSON round trip = %+v, %v", k, got, err)
+		}
+		if !strings.HasPrefix(string(b), `{"kind":"`+k.String()+`","version":1,"names":["`) {
+			t.Errorf("Schema %v JSON = %.60s", k, b)
+		}
+	}
+	if _, err := json.Marshal(Schema{Kind: 9}); !errors.Is(err, ErrUnknownKind) {
+		t.Errorf("json.Marshal(Kind 9) = %v, want ErrUnknownKind", err)
 	}
 	// Hash covers the version.
 	s := KindSuccess.Schema()
