@@ -20,7 +20,7 @@ func init() {
 		summary: "NGBoost probabilistic regression (predicts mu and sigma of the target); Normal or LogNormal",
 		params: []param{
 			{key: "dist", help: "normal or lognormal (default normal)"},
-			{key: "score", help: "scoring rule: nll or crps (default nll)"},
+			{key: "score", help: "scoring rule: nll or crps (of log y for lognormal, as the reference) (default nll)"},
 			{key: "n_estimators", help: "boosting iterations (default 500)"},
 			{key: "learning_rate", help: "step multiplier (default 0.01)"},
 			{key: "minibatch_frac", help: "fraction of rows per iteration, in (0, 1] (default 1)"},
