@@ -38,12 +38,13 @@
 //
 // A change rejected on a non-empty path (its deciding build failed with landed changes
 // ahead of it) is built again after its decision, to tell an intrinsically broken change
-// from a conflict: first on the empty path, and, when that succeeds and the path held
-// more than one change, on each of those changes alone. These builds start at or after
-// the change's decided_at, have height 0 and a known status: succeeded iff the change is
-// intrinsically good and conflicts with no change of their path. With them the conflict
-// label of every pair (Ci ahead, Cj behind) of intrinsically good changes with Ci on Cj's
-// landed path follows from the builds table, following paper 001's definition (Cj succeeds
+// from a conflict: first on the empty path, and, when that succeeds, on halves of the
+// failing path, bisecting until every culprit is found (see [Simulate]). These builds
+// start at or after the change's decided_at, have height 0 and a known status:
+// succeeded iff the change is intrinsically good and conflicts with no change of their
+// path. With them the conflict label of every pair (Ci ahead, Cj behind) of
+// intrinsically good changes with Ci on Cj's landed path follows from the builds table,
+// following paper 001's definition (Cj succeeds
 // individually but fails combined with Ci):
 //
 //   - conflict: Ci landed, Cj has a succeeded build on some path S without Ci and a

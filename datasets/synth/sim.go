@@ -130,7 +130,7 @@ type bld struct {
 	result        datasets.Status // how it ends unless aborted
 	mean, sd      float64
 	culprit       bool // a culprit-finding build, run after its change was decided
-	step          int  // which build of the culprit-finding plan (see culpritJob)
+	lo, hi        int  // a culprit-finding build's suspects (see culpritJob)
 }
 
 type evKind uint8
@@ -179,21 +179,25 @@ func (h *intHeap) Pop() any {
 	return x
 }
 
-// culpritJob is a culprit-finding build waiting for a worker: step 0 builds the
-// change on the empty path, step k > 0 on the path of its k-th suspect alone.
+// culpritJob is a culprit-finding build waiting for a worker: change built on the path
+// of its suspects lo to hi-1 (the empty path when lo == hi).
 type culpritJob struct {
-	change, step int
+	change, lo, hi int
 }
 
-// jobHeap orders culprit-finding builds by change, then step.
+// jobHeap orders culprit-finding builds by change, then suspects.
 type jobHeap []culpritJob
 
 func (h jobHeap) Len() int { return len(h) }
 func (h jobHeap) Less(i, j int) bool {
-	if h[i].change != h[j].change {
-		return h[i].change < h[j].change
+	a, b := h[i], h[j]
+	if a.change != b.change {
+		return a.change < b.change
 	}
-	return h[i].step < h[j].step
+	if a.lo != b.lo {
+		return a.lo < b.lo
+	}
+	return a.hi < b.hi
 }
 func (h jobHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *jobHeap) Push(x any)   { *h = append(*h, x.(culpritJob)) }
@@ -274,16 +278,20 @@ type sim struct {
 //
 // Culprit finding: a change rejected on a non-empty path keeps its outcome and
 // decided_at (the queue rejects at once and attributes afterwards), and is built again
-// to find out why: first on the empty path (without every change of its path, all of
-// which overlap it), which succeeds iff it is intrinsically good. If that fails, the
-// change is broken on its own and attribution stops. If it succeeds and the path held
-// one change, that change is the culprit; with more, the change is then built on each
-// change of the path alone, each failing iff that change conflicts with it. These builds
-// run on the same workers, with the capacity the queue's deciding builds leave free,
+// to find out why. First on the empty path, without every change of its path (all of
+// which overlap it): that build succeeds iff the change is intrinsically good. If it
+// fails, the change is broken on its own and attribution stops. If it succeeds, the
+// culprits are searched by bisection: a path known to fail with two or more changes is
+// split in two halves in queue order (the first one rounded up), the change is built on
+// each, and each half that fails with two or more changes is split again. A half that
+// succeeds holds no culprit; a single change whose build failed is a culprit (with one
+// change on the deciding path, that change is the culprit at once). These builds run on
+// the same workers, taking only the capacity that the queue's own builds leave free,
 // earliest rejected change first; their path is fully decided, so their height is 0
-// and they are never aborted; their duration comes from the same model. An infra_failed
-// one is run again. A change that landed needs no such build: its deciding build
-// succeeded with every change of its path, which says none of them conflicts with it.
+// and they are never aborted; their duration comes from the same model, and an
+// infra_failed one is run again. A change that landed needs no such build: its deciding
+// build succeeded with every change of its path, which says none of them conflicts with
+// it.
 //
 // All times are whole seconds; build durations are log-normal (Params.Duration),
 // rounded to whole seconds, at least 1.
@@ -669,11 +677,10 @@ func (s *sim) launch(t float64, b *bld) int {
 // change is intrinsically good and conflicts with no change of its path.
 func (s *sim) startCulprit(t float64, j culpritJob) {
 	c := s.changes[j.change]
-	b := &bld{change: j.change, start: t, result: datasets.StatusSucceeded, culprit: true, step: j.step}
+	b := &bld{change: j.change, start: t, result: datasets.StatusSucceeded, culprit: true, lo: j.lo, hi: j.hi}
 	good := c.good
-	if j.step > 0 {
-		k := c.suspects[j.step-1]
-		b.path = []int{c.ahead[k]}
+	for _, k := range c.suspects[j.lo:j.hi] {
+		b.path = append(b.path, c.ahead[k])
 		good = good && !c.conf[k]
 	}
 	if !good {
@@ -691,17 +698,7 @@ func (s *sim) finish(t float64, id int) {
 	b.finish, b.status = t, b.result
 	s.free++
 	if b.culprit {
-		// An infrastructure failure is retried. The change alone succeeded: with more
-		// than one suspect, build it with each of them alone.
-		c := s.changes[b.change]
-		switch {
-		case b.status == datasets.StatusInfraFailed:
-			heap.Push(&s.culprits, culpritJob{change: b.change, step: b.step})
-		case b.step == 0 && b.status == datasets.StatusSucceeded && len(c.suspects) > 1:
-			for k := range c.suspects {
-				heap.Push(&s.culprits, culpritJob{change: b.change, step: k + 1})
-			}
-		}
+		s.finishCulprit(b)
 		return
 	}
 	c := s.changes[b.change]
@@ -714,6 +711,31 @@ func (s *sim) finish(t float64, id int) {
 	if c.undec == 0 {
 		s.decide(t, b.change)
 	}
+}
+
+// finishCulprit queues what culprit-finding build b calls for next. An infrastructure
+// failure is run again. When the change succeeded alone, its deciding path is known to
+// fail; a failing set of two or more suspects is split in two halves (in queue order),
+// each built in turn (bisection). A set that succeeded holds no culprit; a single
+// suspect that failed is a culprit.
+func (s *sim) finishCulprit(b *bld) {
+	c := s.changes[b.change]
+	lo, hi := b.lo, b.hi
+	switch {
+	case b.status == datasets.StatusInfraFailed:
+		heap.Push(&s.culprits, culpritJob{change: b.change, lo: lo, hi: hi})
+		return
+	case b.status == datasets.StatusSucceeded && lo == hi:
+		lo, hi = 0, len(c.suspects) // the deciding path, which failed
+	case b.status == datasets.StatusSucceeded || lo == hi:
+		return // no culprit in the set, or the change is broken on its own
+	}
+	if hi-lo < 2 {
+		return
+	}
+	mid := lo + (hi-lo+1)/2
+	heap.Push(&s.culprits, culpritJob{change: b.change, lo: lo, hi: mid})
+	heap.Push(&s.culprits, culpritJob{change: b.change, lo: mid, hi: hi})
 }
 
 // consistent reports whether path agrees with the decision that change j landed or not.

@@ -317,11 +317,13 @@ func checkHistory(t *testing.T, w *World) {
 	}
 }
 
-// checkCulprits checks the culprit-finding builds of every change (see Simulate): a
-// change rejected on a non-empty path is built on the empty path until that ends
-// succeeded or failed, and when it succeeded on a path of more than one change, on each
-// of them alone once; no other change gets a build after its decision. Each such build
-// succeeds iff the change is intrinsically good and conflicts with no change of its path.
+// checkCulprits checks the culprit-finding builds of every change against an
+// independent replay of the bisection of Simulate: a change rejected on a non-empty path
+// is built on the empty path until that build ends succeeded or failed; when it
+// succeeded, the failing path is split in halves (the first one rounded up), each built,
+// and each failing half of two or more changes split again. Every such build has height
+// 0 and succeeds iff the change is intrinsically good and conflicts with no change of
+// its path. No other change gets a build after its decision.
 func checkCulprits(t *testing.T, w *World, culprit map[int][]*datasets.Build, deciding map[string]int, conflicted map[[2]string]bool) {
 	t.Helper()
 	h := w.History
@@ -335,41 +337,48 @@ func checkCulprits(t *testing.T, w *World, culprit map[int][]*datasets.Build, de
 			}
 			continue
 		}
-		alone := datasets.StatusUnknown // the decisive status of the build on the empty path
-		with := map[string]int{}        // decisive builds on each change of path alone
-		for _, b := range bs {
-			want := datasets.StatusFailed
-			switch {
-			case len(b.Path) == 0 && w.Good[i]:
-				want = datasets.StatusSucceeded
-			case len(b.Path) == 1 && slices.Contains(path, b.Path[0]) && alone == datasets.StatusSucceeded && len(path) > 1:
-				if w.Good[i] && !conflicted[[2]string{b.Path[0], c.ChangeID}] {
-					want = datasets.StatusSucceeded
+		status := func(p []string) datasets.Status {
+			for _, id := range p {
+				if conflicted[[2]string{id, c.ChangeID}] {
+					return datasets.StatusFailed
 				}
-			case len(b.Path) != 0:
-				t.Fatalf("change %s rejected on path %v: culprit build %s on path %v", c.ChangeID, path, b.BuildID, b.Path)
 			}
-			if b.SpeculationHeight != 0 || (b.Status != want && b.Status != datasets.StatusInfraFailed) || alone != datasets.StatusUnknown && len(b.Path) == 0 {
-				t.Fatalf("change %s (good %v) rejected on path %v: culprit build %s on path %v, height %v, %v, want %v once",
-					c.ChangeID, w.Good[i], path, b.BuildID, b.Path, b.SpeculationHeight, b.Status, want)
+			if !w.Good[i] {
+				return datasets.StatusFailed
 			}
-			if b.Status == datasets.StatusInfraFailed {
-				continue
+			return datasets.StatusSucceeded
+		}
+		want := []string{";" + status(nil).String()}
+		var bisect func(p []string)
+		bisect = func(p []string) {
+			if len(p) < 2 {
+				return
 			}
-			if len(b.Path) == 0 {
-				alone = b.Status
-			} else {
-				with[b.Path[0]]++
+			mid := (len(p) + 1) / 2
+			for _, half := range [][]string{p[:mid], p[mid:]} {
+				st := status(half)
+				want = append(want, pathKey(half)+";"+st.String())
+				if st == datasets.StatusFailed {
+					bisect(half)
+				}
 			}
 		}
-		if alone == datasets.StatusUnknown {
-			t.Fatalf("change %s rejected on path %v has no decisive build on the empty path", c.ChangeID, path)
+		if w.Good[i] {
+			bisect(path)
 		}
-		for _, id := range path {
-			if n := with[id]; n != 0 && (n != 1 || alone != datasets.StatusSucceeded || len(path) == 1) ||
-				n == 0 && alone == datasets.StatusSucceeded && len(path) > 1 {
-				t.Fatalf("change %s (alone %v) rejected on path %v has %d decisive builds on %s alone", c.ChangeID, alone, path, n, id)
+		var got []string
+		for _, b := range bs {
+			if b.SpeculationHeight != 0 || b.Status == datasets.StatusAborted {
+				t.Fatalf("change %s: culprit build %s at height %v, %v", c.ChangeID, b.BuildID, b.SpeculationHeight, b.Status)
 			}
+			if b.Status != datasets.StatusInfraFailed {
+				got = append(got, pathKey(b.Path)+";"+b.Status.String())
+			}
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("change %s (good %v) rejected on path %v: culprit builds (path;status)\n%q, want\n%q", c.ChangeID, w.Good[i], path, got, want)
 		}
 	}
 }
