@@ -115,7 +115,10 @@ func (q *Queue) validate() (*graph, error) {
 			return nil, fmt.Errorf("%w: change %d: build sigma %v is not finite and non-negative", ErrInvalidQueue, i, c.BuildSigma)
 		}
 	}
-	g := &graph{start: make([]int32, n+1)}
+	g := &graph{start: make([]int32, n+1), ahead: make([]edge, len(q.Conflicts))}
+	// sorted reports that the conflicts come ordered by the change behind, then the
+	// change ahead, as compressed rows store them: then they are copied in one pass.
+	sorted, prevHi, prevLo := true, -1, -1
 	for e, c := range q.Conflicts {
 		if c.A < 0 || c.A >= n || c.B < 0 || c.B >= n {
 			return nil, fmt.Errorf("%w: conflict %d: change index (%d, %d) outside [0, %d)", ErrInvalidQueue, e, c.A, c.B, n)
@@ -126,12 +129,29 @@ func (q *Queue) validate() (*graph, error) {
 		if !checkProb(c.PConf) {
 			return nil, fmt.Errorf("%w: conflict %d: p_conf %v outside [0, 1]", ErrInvalidQueue, e, c.PConf)
 		}
-		g.start[max(c.A, c.B)+1]++
+		lo, hi := min(c.A, c.B), max(c.A, c.B)
+		g.start[hi+1]++
+		if sorted {
+			switch {
+			case hi == prevHi && lo == prevLo:
+				return nil, fmt.Errorf("%w: duplicate conflict between changes %d and %d", ErrInvalidQueue, lo, hi)
+			case hi > prevHi || hi == prevHi && lo > prevLo:
+				g.ahead[e] = edge{k: int32(lo), c: c.PConf}
+				prevHi, prevLo = hi, lo
+			default:
+				sorted = false
+			}
+		}
 	}
 	for i := range n {
 		g.start[i+1] += g.start[i]
 	}
-	g.ahead = make([]edge, len(q.Conflicts))
+	if sorted {
+		if err := q.validateBuilds(); err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
 	fill := make([]int32, n)
 	// unsorted marks the rows that did not arrive in queue order; only they are sorted
 	// and checked for duplicates after the fill.
@@ -159,20 +179,29 @@ func (q *Queue) validate() (*graph, error) {
 			}
 		}
 	}
+	if err := q.validateBuilds(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// validateBuilds checks the builds of q.
+func (q *Queue) validateBuilds() error {
+	n := len(q.Changes)
 	for b, bd := range q.Builds {
 		if bd.Change < 0 || bd.Change >= n {
-			return nil, fmt.Errorf("%w: build %d: change %d outside [0, %d)", ErrInvalidQueue, b, bd.Change, n)
+			return fmt.Errorf("%w: build %d: change %d outside [0, %d)", ErrInvalidQueue, b, bd.Change, n)
 		}
 		if bd.Status > BuildFailed {
-			return nil, fmt.Errorf("%w: build %d: unknown status %d", ErrInvalidQueue, b, bd.Status)
+			return fmt.Errorf("%w: build %d: unknown status %d", ErrInvalidQueue, b, bd.Status)
 		}
 		for _, k := range bd.Path {
 			if k < 0 || k >= bd.Change {
-				return nil, fmt.Errorf("%w: build %d: path change %d is not ahead of change %d", ErrInvalidQueue, b, k, bd.Change)
+				return fmt.Errorf("%w: build %d: path change %d is not ahead of change %d", ErrInvalidQueue, b, k, bd.Change)
 			}
 		}
 	}
-	return g, nil
+	return nil
 }
 
 func cmpEdge(a, b edge) int { return int(a.k) - int(b.k) }

@@ -398,6 +398,32 @@ func TestSpeculateBruteForce(t *testing.T) {
 			}
 			got := byKey(t, p)
 			want := refNodes(q, cfg)
+
+			// The order of the conflicts does not matter.
+			shuffled := q
+			shuffled.Conflicts = slices.Clone(q.Conflicts)
+			rng.Shuffle(len(shuffled.Conflicts), func(a, b int) {
+				shuffled.Conflicts[a], shuffled.Conflicts[b] = shuffled.Conflicts[b], shuffled.Conflicts[a]
+			})
+			for x := range shuffled.Conflicts {
+				if rng.IntN(2) == 0 {
+					c := &shuffled.Conflicts[x]
+					c.A, c.B = c.B, c.A
+				}
+			}
+			ps, err := Speculate(shuffled, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gs := byKey(t, ps); len(gs) != len(got) {
+				t.Errorf("trial %d %v: shuffled conflicts give %d nodes, want %d", trial, pol, len(gs), len(got))
+			} else {
+				for k, v := range got {
+					if !scalar.EqualWithinAbsOrRel(gs[k], v, tolExact, 1e-12) {
+						t.Errorf("trial %d %v: shuffled conflicts: P-needed(%s) = %v, want %v", trial, pol, k, gs[k], v)
+					}
+				}
+			}
 			if len(got) != len(want) {
 				t.Fatalf("trial %d %v: %d nodes, want %d", trial, pol, len(got), len(want))
 			}
@@ -615,6 +641,10 @@ func TestSpeculateErrors(t *testing.T) {
 		{"conflict out of range", Queue{Changes: good.Changes, Conflicts: []Conflict{{A: 0, B: 2}}}, Config{Capacity: 1}, ErrInvalidQueue},
 		{"self conflict", Queue{Changes: good.Changes, Conflicts: []Conflict{{A: 1, B: 1}}}, Config{Capacity: 1}, ErrInvalidQueue},
 		{"duplicate conflict", Queue{Changes: good.Changes, Conflicts: []Conflict{{A: 0, B: 1}, {A: 1, B: 0}}}, Config{Capacity: 1}, ErrInvalidQueue},
+		{"duplicate conflict unsorted", Queue{
+			Changes:   []Change{{PSucc: 0.9}, {PSucc: 0.8}, {PSucc: 0.7}},
+			Conflicts: []Conflict{{A: 1, B: 2}, {A: 0, B: 1}, {A: 0, B: 2}, {A: 2, B: 1}},
+		}, Config{Capacity: 1}, ErrInvalidQueue},
 		{"p_conf above 1", Queue{Changes: good.Changes, Conflicts: []Conflict{{A: 0, B: 1, PConf: 2}}}, Config{Capacity: 1}, ErrInvalidQueue},
 		{"path behind", Queue{Changes: good.Changes, Builds: []Build{{Change: 0, Path: []int{1}}}}, Config{Capacity: 1}, ErrInvalidQueue},
 		{"build change out of range", Queue{Changes: good.Changes, Builds: []Build{{Change: 5}}}, Config{Capacity: 1}, ErrInvalidQueue},
