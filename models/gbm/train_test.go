@@ -348,6 +348,14 @@ func TestFitDeterministic(t *testing.T) {
 	if !slices.Equal(a, b) {
 		t.Error("same seed gave different models (GOMAXPROCS and 1 thread)")
 	}
+	// A matrix that does not lend its rows goes through the copying paths.
+	m, err := Fit(atOnly{x}, y, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := m.PredictRaw(nil, x); !slices.Equal(a, c) {
+		t.Error("Fit on a generic mat.Matrix differs from Fit on *mat.Dense")
+	}
 	cfg.Seed = 43
 	if c := fit(cfg); slices.Equal(a, c) {
 		t.Error("seeds 42 and 43 gave the same model despite sampling")
