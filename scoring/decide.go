@@ -104,6 +104,7 @@ func Decide(q Queue) ([]Decision, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer g.release()
 	d, _ := decide(&q, g)
 	return d, nil
 }

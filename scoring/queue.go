@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 )
 
 // Change is one pending change of the queue, as the speculation math sees it. Changes
@@ -115,7 +116,7 @@ func (q *Queue) validate() (*graph, error) {
 			return nil, fmt.Errorf("%w: change %d: build sigma %v is not finite and non-negative", ErrInvalidQueue, i, c.BuildSigma)
 		}
 	}
-	g := &graph{start: make([]int32, n+1), ahead: make([]edge, len(q.Conflicts))}
+	g := &graph{start: make([]int32, n+1), ahead: getEdges(len(q.Conflicts))}
 	// sorted reports that the conflicts come ordered by the change behind, then the
 	// change ahead, as compressed rows store them: then they are copied in one pass.
 	sorted, prevHi, prevLo := true, -1, -1
@@ -205,6 +206,25 @@ func (q *Queue) validateBuilds() error {
 }
 
 func cmpEdge(a, b edge) int { return int(a.k) - int(b.k) }
+
+// edgePool recycles the compressed rows of conflict graphs between calls: at tens of
+// thousands of conflicts they are the largest allocation of a call. Every element is
+// overwritten by validate, so recycled buffers need no clearing.
+var edgePool sync.Pool
+
+func getEdges(n int) []edge {
+	if p, ok := edgePool.Get().(*[]edge); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]edge, n)
+}
+
+// release returns g's rows to the pool; g must not be used afterwards.
+func (g *graph) release() {
+	e := g.ahead[:0]
+	g.ahead = nil
+	edgePool.Put(&e)
+}
 
 // zobrist returns a fixed pseudo-random 64-bit key for change i (splitmix64), so that a
 // set of changes hashes to the XOR of its members' keys.

@@ -197,6 +197,7 @@ func Speculate(q Queue, cfg Config) (*Plan, error) {
 	if cfg.MaxExplored == 0 {
 		cfg.MaxExplored = DefaultMaxExplored
 	}
+	defer g.release()
 	s := newSearch(&q, g, &cfg)
 	s.plan.Decisions, s.state = decide(&q, g)
 	s.prepare()

@@ -683,3 +683,44 @@ func TestEnumStrings(t *testing.T) {
 		t.Errorf("ParsePolicy(bogus) = %v, want ErrInvalidConfig", err)
 	}
 }
+
+// TestSpeculateConcurrent runs Speculate from several goroutines at once (it recycles
+// buffers through a pool) and checks that each gets the plan of a sequential call.
+func TestSpeculateConcurrent(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 1))
+	queues := make([]Queue, 4)
+	want := make([]map[string]float64, len(queues))
+	for x := range queues {
+		queues[x] = randomQueue(rng, 8+x, 0.5)
+		p, err := Speculate(queues[x], allNodes(PolicyExpected))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[x] = byKey(t, p)
+	}
+	errs := make(chan error, len(queues))
+	for x := range queues {
+		go func() {
+			for range 20 {
+				p, err := Speculate(queues[x], allNodes(PolicyExpected))
+				if err != nil {
+					errs <- err
+					return
+				}
+				for _, nd := range p.Nodes {
+					if w := want[x][nodeKey(nd.Change, nd.Landed)]; w != nd.PNeeded {
+						errs <- fmt.Errorf("queue %d: P-needed %v, want %v", x, nd.PNeeded, w)
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range queues {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
