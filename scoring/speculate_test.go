@@ -709,7 +709,7 @@ func TestSpeculateConcurrent(t *testing.T) {
 					return
 				}
 				for _, nd := range p.Nodes {
-					if w := want[x][nodeKey(nd.Change, nd.Landed)]; w != nd.PNeeded {
+					if w := want[x][nodeKey(nd.Change, nd.Landed)]; !scalar.EqualWithinAbsOrRel(nd.PNeeded, w, tolExact, tolExact) {
 						errs <- fmt.Errorf("queue %d: P-needed %v, want %v", x, nd.PNeeded, w)
 						return
 					}
