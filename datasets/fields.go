@@ -17,6 +17,7 @@ type field[T any] struct {
 	count    bool // a non-negative count
 	nonneg   bool // a non-negative measure
 	prob     bool // a probability in [0, 1]
+	dict     bool // few distinct values (dictionary-encoded in Parquet)
 	// emptyNil makes an empty list and a missing list the same: both are written as
 	// missing and read as nil (the path of a build on HEAD).
 	emptyNil bool
@@ -35,6 +36,7 @@ func (f field[T]) req() field[T]  { f.required = true; return f }
 func (f field[T]) cnt() field[T]  { f.count = true; return f }
 func (f field[T]) pos() field[T]  { f.nonneg = true; return f }
 func (f field[T]) tru() field[T]  { f.truth = true; return f }
+func (f field[T]) few() field[T]  { f.dict = true; return f }
 func (f field[T]) isID() field[T] { f.id = true; f.required = true; return f }
 
 func numField[T any](name string, acc func(*T) *float64) field[T] {
@@ -60,12 +62,12 @@ func flagField[T any](name string, acc func(*T) *Flag) field[T] {
 // changeFields are the columns of the changes table, in the order they are written.
 var changeFields = []field[Change]{
 	strField("change_id", func(r *Change) *string { return &r.ChangeID }).isID(),
-	strField("repo", func(r *Change) *string { return &r.Repo }).req(),
+	strField("repo", func(r *Change) *string { return &r.Repo }).req().few(),
 	strField("revision_id", func(r *Change) *string { return &r.RevisionID }).req(),
-	strField("author", func(r *Change) *string { return &r.Author }).req(),
+	strField("author", func(r *Change) *string { return &r.Author }).req().few(),
 	timeField("submitted_at", func(r *Change) *time.Time { return &r.SubmittedAt }).req(),
 	timeField("decided_at", func(r *Change) *time.Time { return &r.DecidedAt }).req(),
-	{name: "outcome", kind: kOutcome, required: true, outcome: func(r *Change) *Outcome { return &r.Outcome }},
+	{name: "outcome", kind: kOutcome, required: true, dict: true, outcome: func(r *Change) *Outcome { return &r.Outcome }},
 	numField("targets_changed", func(r *Change) *float64 { return &r.TargetsChanged }).cnt(),
 	numField("targets_added", func(r *Change) *float64 { return &r.TargetsAdded }).cnt(),
 	numField("targets_removed", func(r *Change) *float64 { return &r.TargetsRemoved }).cnt(),
@@ -94,7 +96,7 @@ var changeFields = []field[Change]{
 // buildFields are the columns of the builds table, in the order they are written.
 var buildFields = []field[Build]{
 	strField("build_id", func(r *Build) *string { return &r.BuildID }).isID(),
-	strField("repo", func(r *Build) *string { return &r.Repo }).req(),
+	strField("repo", func(r *Build) *string { return &r.Repo }).req().few(),
 	strField("change_id", func(r *Build) *string { return &r.ChangeID }).isID(),
 	func() field[Build] {
 		f := listField("path", func(r *Build) *[]string { return &r.Path }).req()
@@ -105,7 +107,7 @@ var buildFields = []field[Build]{
 	timeField("started_at", func(r *Build) *time.Time { return &r.StartedAt }).req(),
 	timeField("finished_at", func(r *Build) *time.Time { return &r.FinishedAt }).req(),
 	numField("duration_s", func(r *Build) *float64 { return &r.DurationS }).req().pos(),
-	{name: "status", kind: kStatus, required: true, status: func(r *Build) *Status { return &r.Status }},
+	{name: "status", kind: kStatus, required: true, dict: true, status: func(r *Build) *Status { return &r.Status }},
 	numField("true_mu_s", func(r *Build) *float64 { return &r.TrueMuS }).tru().pos(),
 	numField("true_sigma_s", func(r *Build) *float64 { return &r.TrueSigmaS }).tru().pos(),
 }
@@ -226,7 +228,7 @@ func (f *field[T]) checkFloat(v float64) error {
 
 // wcol returns the column that writes the field of rows.
 func (f *field[T]) wcol(rows []T) wcol {
-	c := wcol{name: f.name, kind: f.kind}
+	c := wcol{name: f.name, kind: f.kind, dict: f.dict}
 	switch f.kind {
 	case kFloat:
 		c.float = func(i int) float64 { return *f.float(&rows[i]) }

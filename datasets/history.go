@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -164,24 +165,25 @@ func readHistory(ctx context.Context, dir string, opt ReadOptions, mem memory.Al
 	h := &History{}
 
 	changes := newTableReader(hr, TableChanges, filepath.Join(dir, TableChanges+format.Ext()), changeFields)
-	kept := make(map[string]bool)
-	skipped := make(map[string]bool)
-	seen := make(map[string]bool)
+	// ids holds every change id read: idKept, or idSkipped for an id whose rows were
+	// all skipped.
+	ids := make(map[string]idState)
+	changes.sizeHint = func(n int) { ids = make(map[string]idState, n) }
 	changes.check = func(r *Change, problem func(string, error)) {
-		if seen[r.ChangeID] {
+		if _, dup := ids[r.ChangeID]; dup {
 			problem("change_id", fmt.Errorf("%w: change_id %q", ErrDuplicateID, r.ChangeID))
 		}
-		seen[r.ChangeID] = true
 		if !r.DecidedAt.IsZero() && !r.SubmittedAt.IsZero() && r.DecidedAt.Before(r.SubmittedAt) {
 			problem("decided_at", fmt.Errorf("%w: decided_at %s before submitted_at %s", ErrTimeOrder, formatTime(r.DecidedAt), formatTime(r.SubmittedAt)))
 		}
 	}
 	changes.done = func(r *Change, ok bool) {
-		if ok {
-			kept[r.ChangeID] = true
-			delete(skipped, r.ChangeID)
-		} else if r.ChangeID != "" && !kept[r.ChangeID] {
-			skipped[r.ChangeID] = true
+		switch {
+		case r.ChangeID == "":
+		case ok:
+			ids[r.ChangeID] = idKept
+		case ids[r.ChangeID] != idKept:
+			ids[r.ChangeID] = idSkipped
 		}
 	}
 	if h.Changes, err = changes.read(ctx); err != nil {
@@ -189,29 +191,42 @@ func readHistory(ctx context.Context, dir string, opt ReadOptions, mem memory.Al
 	}
 
 	// refErr says what is wrong with a reference to change id, nil when nothing is.
-	refErr := func(what, id string) error {
-		switch {
-		case kept[id]:
+	// what names the reference; entry >= 0 is its index in a path.
+	var recent recentIDs
+	refErr := func(what string, entry int, id string) error {
+		if recent.has(id) {
 			return nil
-		case skipped[id]:
+		}
+		state := ids[id]
+		if state == idKept {
+			recent.add(id)
+			return nil
+		}
+		if entry >= 0 {
+			what = fmt.Sprintf("%s entry %d", what, entry)
+		}
+		if state == idSkipped {
 			return fmt.Errorf("%w: %s %q", ErrSkippedChange, what, id)
 		}
 		return fmt.Errorf("%w: %s %q is not in the changes table", ErrUnknownChange, what, id)
 	}
 	builds := newTableReader(hr, TableBuilds, filepath.Join(dir, TableBuilds+format.Ext()), buildFields)
-	buildIDs := make(map[string]bool)
+	buildIDs := make(map[string]struct{})
+	builds.sizeHint = func(n int) { buildIDs = make(map[string]struct{}, n) }
 	builds.check = func(r *Build, problem func(string, error)) {
-		if buildIDs[r.BuildID] {
+		// One map operation: the id is new when the insert grows the map.
+		n := len(buildIDs)
+		buildIDs[r.BuildID] = struct{}{}
+		if len(buildIDs) == n {
 			problem("build_id", fmt.Errorf("%w: build_id %q", ErrDuplicateID, r.BuildID))
 		}
-		buildIDs[r.BuildID] = true
 		if r.ChangeID != "" {
-			if err := refErr("change_id", r.ChangeID); err != nil {
+			if err := refErr("change_id", -1, r.ChangeID); err != nil {
 				problem("change_id", err)
 			}
 		}
 		for k, id := range r.Path {
-			if err := refErr(fmt.Sprintf("path entry %d", k), id); err != nil {
+			if err := refErr("path", k, id); err != nil {
 				problem("path", err)
 				break
 			}
@@ -229,12 +244,12 @@ func readHistory(ctx context.Context, dir string, opt ReadOptions, mem memory.Al
 		pairs := newTableReader(hr, TablePairs, pairsPath, pairFields)
 		pairs.check = func(r *Pair, problem func(string, error)) {
 			if r.AheadChangeID != "" {
-				if err := refErr("ahead_change_id", r.AheadChangeID); err != nil {
+				if err := refErr("ahead_change_id", -1, r.AheadChangeID); err != nil {
 					problem("ahead_change_id", err)
 				}
 			}
 			if r.BehindChangeID != "" {
-				if err := refErr("behind_change_id", r.BehindChangeID); err != nil {
+				if err := refErr("behind_change_id", -1, r.BehindChangeID); err != nil {
 					problem("behind_change_id", err)
 				}
 			}
@@ -247,6 +262,37 @@ func readHistory(ctx context.Context, dir string, opt ReadOptions, mem memory.Al
 		return nil, hr.report(), &ProblemsError{Problems: hr.rep.Problems, Truncated: hr.truncated}
 	}
 	return h, hr.report(), nil
+}
+
+// idState is what a read knows of a change id.
+type idState uint8
+
+const (
+	idUnknown idState = iota // not in the changes table
+	idKept
+	idSkipped // all of its rows were skipped (lenient reading)
+)
+
+// recentIDs remembers the last few change ids found in the changes table. Builds name
+// the same few recent changes over and over (a change's builds are adjacent, and paths
+// hold the changes just ahead), so most references are checked without a map lookup.
+type recentIDs struct {
+	ids  [16]string
+	next int
+}
+
+func (r *recentIDs) has(id string) bool {
+	for i := range r.ids {
+		if r.ids[i] == id && id != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *recentIDs) add(id string) {
+	r.ids[r.next] = id
+	r.next = (r.next + 1) % len(r.ids)
 }
 
 // historyReader holds the state shared by the tables of one read.
@@ -275,6 +321,25 @@ func (hr *historyReader) add(p *ParseError) error {
 	return nil
 }
 
+// rowState collects the problems of the row being read.
+type rowState struct {
+	path  string
+	b     *batch
+	hr    *historyReader
+	i     int    // the batch row
+	first error  // the row's first problem
+	stop  *error // set to errStop when a strict read must stop
+}
+
+func (rs *rowState) problem(column string, err error) {
+	if rs.first == nil {
+		rs.first = err
+	}
+	if *rs.stop == nil {
+		*rs.stop = rs.hr.add(&ParseError{Path: rs.path, Line: rs.b.line(rs.i), Row: rs.b.row(rs.i), Column: column, Err: err})
+	}
+}
+
 // tableReader reads one table file into rows of type T.
 type tableReader[T any] struct {
 	hr     *historyReader
@@ -285,6 +350,8 @@ type tableReader[T any] struct {
 	check func(r *T, problem func(column string, err error))
 	// done is told whether a row was kept (after check).
 	done func(r *T, ok bool)
+	// sizeHint, when not nil, is told the number of rows when the file says it.
+	sizeHint func(rows int)
 }
 
 func newTableReader[T any](hr *historyReader, table, path string, fields []field[T]) *tableReader[T] {
@@ -306,6 +373,12 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 		rep.Skipped[reason(err)]++
 	}
 	sc := &scanner{path: tr.path, mem: hr.mem}
+	sc.sizeHint = func(n int) {
+		rows = make([]T, 0, n)
+		if tr.sizeHint != nil {
+			tr.sizeHint(n)
+		}
+	}
 	sc.header = func(fileNames, _ []string) error {
 		names = fileNames
 		index := make(map[string]int, len(names))
@@ -353,37 +426,37 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 				}
 			}
 		}
+		rs := &rowState{path: tr.path, b: b, hr: hr, stop: &stop}
+		problem := rs.problem // one func value per batch, not per row
+		if cap(rows)-len(rows) < b.n {
+			// Double, rather than append's 1.25 for large slices: a CSV or Arrow
+			// table of unknown length is copied fewer times.
+			rows = slices.Grow(rows, max(cap(rows), b.n))
+		}
 		for i := range b.n {
-			r := template
-			var first error
-			problem := func(column string, err error) {
-				if first == nil {
-					first = err
-				}
-				if stop == nil {
-					stop = hr.add(&ParseError{Path: tr.path, Line: b.line(i), Row: b.row(i), Column: column, Err: err})
-				}
-			}
+			// Decode in place at the end of rows, so that no row is allocated alone.
+			rows = append(rows, template)
+			r := &rows[len(rows)-1]
+			rs.i, rs.first = i, nil
 			for k := range tr.fields {
 				if j := colOf[k]; j >= 0 {
-					if err := tr.fields[k].decode(b.cols[j], i, &r); err != nil {
+					if err := tr.fields[k].decode(b.cols[j], i, r); err != nil {
 						problem(tr.fields[k].name, err)
 					}
 				}
 			}
 			if tr.check != nil {
-				tr.check(&r, problem)
+				tr.check(r, problem)
 			}
 			rep.Rows++
 			if tr.done != nil {
 				// A strict read skips nothing: a change with a problem is still there
 				// for the builds that name it.
-				tr.done(&r, first == nil || !hr.opt.Lenient)
+				tr.done(r, rs.first == nil || !hr.opt.Lenient)
 			}
-			if first != nil {
-				skip(first)
-			} else {
-				rows = append(rows, r)
+			if rs.first != nil {
+				skip(rs.first)
+				rows = rows[:len(rows)-1]
 			}
 			if stop != nil {
 				return stop

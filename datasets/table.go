@@ -90,6 +90,9 @@ type scanner struct {
 	header func(names []string, types []string) error
 	batch  func(b *batch) error
 	badRow func(row, line int, err error) error
+	// sizeHint, when not nil, is told the number of rows when the file says it
+	// (Parquet, Arrow) before the first batch.
+	sizeHint func(rows int)
 }
 
 func (s *scanner) scan(ctx context.Context) error {
@@ -208,18 +211,33 @@ func (s *scanner) record(rec arrow.RecordBatch, start int) error {
 }
 
 func (s *scanner) scanArrow(ctx context.Context) error {
-	fh, err := os.Open(s.path)
+	// One read of the whole file, then record batches that point into it: cheaper
+	// than a read and a copy per buffer.
+	data, err := os.ReadFile(s.path)
 	if err != nil {
 		return fmt.Errorf("datasets: %w", err)
 	}
-	defer fh.Close()
-	r, err := ipc.NewFileReader(fh, ipc.WithAllocator(s.mem))
+	r, err := ipc.NewMappedFileReader(data, ipc.WithAllocator(s.mem))
 	if err != nil {
 		return fmt.Errorf("datasets: reading %s: %w", s.path, err)
 	}
 	defer r.Close()
 	if err := s.arrowHeader(r.Schema()); err != nil {
 		return err
+	}
+	if s.sizeHint != nil {
+		// The footer does not hold row counts, but the batches of a mapped file
+		// are cheap to open: count them first so that the rows are allocated once.
+		n := 0
+		for i := range r.NumRecords() {
+			rec, err := r.RecordBatchAt(i)
+			if err != nil {
+				return fmt.Errorf("datasets: reading %s: record batch %d: %w", s.path, i, err)
+			}
+			n += int(rec.NumRows())
+			rec.Release()
+		}
+		s.sizeHint(n)
 	}
 	start := 0
 	for i := range r.NumRecords() {
@@ -261,6 +279,9 @@ func (s *scanner) scanParquet(ctx context.Context) error {
 	}
 	if err := s.arrowHeader(sc); err != nil {
 		return err
+	}
+	if s.sizeHint != nil {
+		s.sizeHint(int(pr.NumRows()))
 	}
 	rr, err := fr.GetRecordReader(ctx, nil, nil)
 	if err != nil {
@@ -583,6 +604,7 @@ func (c *arrowCells) flag(i int) (Flag, error) {
 type wcol struct {
 	name  string
 	kind  kind // kFloat, kString, kTime, kList, kFlag or kBool
+	dict  bool // few distinct values: dictionary-encode in Parquet
 	float func(i int) float64
 	str   func(i int) string
 	time  func(i int) time.Time
@@ -688,12 +710,22 @@ func writeArrow(ctx context.Context, w io.Writer, f Format, n int, cols []wcol, 
 		}
 		write, done = fw.Write, fw.Close
 	} else {
-		props := parquet.NewWriterProperties(
+		opts := []parquet.WriterProperty{
 			parquet.WithAllocator(mem),
 			parquet.WithCompression(compress.Codecs.Snappy),
 			parquet.WithMaxRowGroupLength(batchRows),
 			parquet.WithCreatedBy("sqpredict datasets"),
-		)
+			// Ids, times and measures are mostly distinct: plain encoding reads
+			// faster than a dictionary that overflows. Columns with few values
+			// (repo, author, status, outcome) keep one.
+			parquet.WithDictionaryDefault(false),
+		}
+		for _, c := range cols {
+			if c.dict {
+				opts = append(opts, parquet.WithDictionaryFor(c.name, true))
+			}
+		}
+		props := parquet.NewWriterProperties(opts...)
 		fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem), pqarrow.WithStoreSchema()))
 		if err != nil {
 			return err
