@@ -609,17 +609,20 @@ func (a *item) before(b *item) bool {
 	return a.depth > b.depth
 }
 
+// push and pop keep s.heap a 4-ary heap under before: shallower than a binary heap,
+// and the four children of a slot share a cache line or two.
 func (s *search) push(it item) {
 	h := append(s.heap, it)
 	c := len(h) - 1
 	for c > 0 {
-		p := (c - 1) / 2
-		if !h[c].before(&h[p]) {
+		p := (c - 1) / 4
+		if !it.before(&h[p]) {
 			break
 		}
-		h[c], h[p] = h[p], h[c]
+		h[c] = h[p]
 		c = p
 	}
+	h[c] = it
 	s.heap = h
 }
 
@@ -627,25 +630,31 @@ func (s *search) pop() item {
 	h := s.heap
 	top := h[0]
 	last := len(h) - 1
-	h[0] = h[last]
+	x := h[last]
 	h = h[:last]
+	s.heap = h
+	if last == 0 {
+		return top
+	}
 	c := 0
 	for {
-		l := 2*c + 1
-		if l >= len(h) {
+		f := 4*c + 1
+		if f >= last {
 			break
 		}
-		best := l
-		if r := l + 1; r < len(h) && h[r].before(&h[l]) {
-			best = r
+		best := f
+		for k := f + 1; k < min(f+4, last); k++ {
+			if h[k].before(&h[best]) {
+				best = k
+			}
 		}
-		if !h[best].before(&h[c]) {
+		if !h[best].before(&x) {
 			break
 		}
-		h[c], h[best] = h[best], h[c]
+		h[c] = h[best]
 		c = best
 	}
-	s.heap = h
+	h[c] = x
 	return top
 }
 
