@@ -22,8 +22,9 @@
 // window; every developer statistic is point-in-time (package features). A row is kept
 // when its change was submitted in the window and its label was known before AsOf:
 // the change was decided (success rows), both changes of the pair were decided (conflict
-// rows), or the build finished (build-time rows) before AsOf. A change's decision time is
-// its decided_at or, when the history does not record it, the latest finish of its builds.
+// rows), or the build finished (build-time rows) before AsOf. A change counts as decided
+// once both its decided_at (when recorded) and the finish of its last build have passed:
+// a speculative build may finish after the decision, and conflict labels read them all.
 //
 // The holdout cut is the submission time of the change at the start of the last
 // HoldoutFraction of the success rows (eval.HoldoutByTime); the same cut splits all three
@@ -55,6 +56,10 @@
 // changes it.
 //
 // # Metrics
+//
+// The conflict metrics score P(no conflict) = 1 − P-conf against the label "no
+// conflict", so that eval's failure class (label 0) is the conflicts: failures,
+// failure_precision, failure_recall and failure_f1 are those of conflicting pairs.
 //
 // Metric keys are "<section>.<metric>" for the champion and "<section>.<model>.<metric>"
 // for challengers, with sections success, conflict and buildtime. Classifier metrics:

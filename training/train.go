@@ -86,12 +86,13 @@ func resolveRepo(h *datasets.History, repo string) (string, error) {
 // each row's label became known.
 type known struct {
 	h       *datasets.History
-	decided map[string]time.Time // change id -> decision time (zero if undecided)
+	decided map[string]time.Time // change id -> when its outcome was known (see knownBefore)
 	done    map[string]time.Time // build id -> finish time
 }
 
 // knownBefore returns the changes of repo submitted before to, with their builds and
-// pairs, and their decision and build finish times.
+// pairs, the finish time of every build, and for every change the time its outcome was
+// known: the later of its decided_at and the finish of its last build.
 func knownBefore(h *datasets.History, repo string, to time.Time) *known {
 	k := &known{h: &datasets.History{}, decided: map[string]time.Time{}, done: map[string]time.Time{}}
 	keep := map[string]bool{}
@@ -115,17 +116,13 @@ func knownBefore(h *datasets.History, repo string, to time.Time) *known {
 		}
 		k.done[b.BuildID] = end
 	}
-	// A change without decided_at was decided at its latest build finish (features).
-	latest := map[string]time.Time{}
+	// Everything about a change is known once it is decided and its last build has
+	// finished: a conflict label reads every decisive build of the behind change, and a
+	// speculative build may finish after the decision.
 	for i := range k.h.Builds {
 		b := &k.h.Builds[i]
-		if t := k.done[b.BuildID]; t.After(latest[b.ChangeID]) {
-			latest[b.ChangeID] = t
-		}
-	}
-	for id, d := range k.decided {
-		if d.IsZero() {
-			k.decided[id] = latest[id]
+		if t := k.done[b.BuildID]; t.After(k.decided[b.ChangeID]) {
+			k.decided[b.ChangeID] = t
 		}
 	}
 	if h.Pairs != nil {

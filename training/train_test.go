@@ -1,0 +1,477 @@
+package training
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/floats/scalar"
+
+	"github.com/sqpredict/sqpredict/datasets"
+	"github.com/sqpredict/sqpredict/datasets/synth"
+	"github.com/sqpredict/sqpredict/eval"
+	"github.com/sqpredict/sqpredict/registry"
+)
+
+// Tolerances.
+const (
+	// sameTol compares predictions of a model with those of its artifact read back:
+	// every artifact stores its numbers with full precision, so only the order of
+	// operations may differ.
+	sameTol = 1e-12
+	// metricTol compares metrics computed twice from the same predictions.
+	metricTol = 1e-12
+)
+
+// testAsOf is the end of the window of the test history: it covers the 3 days of
+// arrivals and the drain after them.
+var testAsOf = synth.DefaultStart.Add(4 * 24 * time.Hour)
+
+var (
+	historyOnce sync.Once
+	historyVal  *datasets.History
+	historyErr  error
+)
+
+// testHistory returns a small synthetic go history: 3 days at 10 changes per hour,
+// about a thousand changes. Callers must not modify it (use cloneHistory).
+func testHistory(t *testing.T) *datasets.History {
+	t.Helper()
+	historyOnce.Do(func() {
+		historyVal, historyErr = synth.Generate(context.Background(), synth.Config{Profile: "go", Days: 3, Seed: 7, ChangesPerHour: 10})
+	})
+	if historyErr != nil {
+		t.Fatalf("synth.Generate: %v", historyErr)
+	}
+	return historyVal
+}
+
+func cloneHistory(h *datasets.History) *datasets.History {
+	return &datasets.History{Changes: slices.Clone(h.Changes), Builds: slices.Clone(h.Builds), Pairs: slices.Clone(h.Pairs)}
+}
+
+func testConfig(challengers ...string) Config {
+	return Config{AsOf: testAsOf, Window: Duration(7 * 24 * time.Hour), Challengers: challengers, Seed: 1,
+		BuildTime: NGBoostParams{NEstimators: 100, LearningRate: 0.1}}
+}
+
+func mustTrain(t *testing.T, h *datasets.History, cfg Config) *Result {
+	t.Helper()
+	res, err := Train(context.Background(), h, cfg)
+	if err != nil {
+		t.Fatalf("Train: %v", err)
+	}
+	return res
+}
+
+func mustPublish(t *testing.T, reg *registry.Registry, res *Result) string {
+	t.Helper()
+	v, err := Publish(context.Background(), reg, res)
+	if err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	return v
+}
+
+// TestTrainPublishLoad trains with both challengers, publishes, loads the bundle back and
+// checks that the loaded models predict what the in-memory ones do, and that the
+// bundle holds every file and the manifest the metrics.
+func TestTrainPublishLoad(t *testing.T) {
+	h := testHistory(t)
+	res := mustTrain(t, h, testConfig(ChallengerGBMSuccess, ChallengerNGBoostLogNormal))
+	reg, err := registry.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mustPublish(t, reg, res)
+	if champ, err := reg.Champion(res.Repo); err != nil || champ != v {
+		t.Fatalf("Champion(%s) = %q, %v, want %q", res.Repo, champ, err, v)
+	}
+	b, err := reg.Load(res.Repo, v, SchemaHash())
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	for _, f := range []string{FileSuccess, FileConflict, FileBuildTime, FileSuccessGBM, FileBuildTimeLogNormal,
+		FileDevTable, FileFeatures, FileMetrics, "report.html"} {
+		if !slices.Contains(b.Files(), f) {
+			t.Errorf("bundle lacks %s; files %v", f, b.Files())
+		}
+	}
+	for _, k := range []string{"success.auc", "success.log_loss", "success.gbm.auc", "conflict.log_loss",
+		"buildtime.nll", "buildtime.crps", "buildtime.mape", "buildtime.coverage95", "buildtime.ngboost-lognormal.nll",
+		"success.bayes_gap_log_loss", "buildtime.bayes_gap_nll"} {
+		want := res.Metrics()[k]
+		if got, ok := b.Manifest.Metrics[k]; !ok || !scalar.EqualWithinAbsOrRel(got, want, metricTol, metricTol) {
+			t.Errorf("manifest metric %s = %v (present %v), want %v", k, got, ok, want)
+		}
+	}
+	if !b.Manifest.Window.To.Equal(testAsOf) || !b.Manifest.Window.From.Equal(testAsOf.Add(-7*24*time.Hour)) {
+		t.Errorf("manifest window = %+v, want 7 days to %v", b.Manifest.Window, testAsOf)
+	}
+
+	loaded, err := LoadModels(b)
+	if err != nil {
+		t.Fatalf("LoadModels: %v", err)
+	}
+	tb, _, err := historyTables(context.Background(), h, EvalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := res.Models.Predict(tb.success, tb.conflict, tb.buildtime)
+	got := loaded.Predict(tb.success, tb.conflict, tb.buildtime)
+	for _, c := range []struct {
+		name      string
+		got, want []float64
+	}{
+		{"success", got.Success, want.Success},
+		{"success gbm", got.SuccessGBM, want.SuccessGBM},
+		{"conflict", got.Conflict, want.Conflict},
+		{"buildtime mu", got.BuildTime.Mu, want.BuildTime.Mu},
+		{"buildtime sigma", got.BuildTime.Sigma, want.BuildTime.Sigma},
+		{"buildtime lognormal mu", got.BuildTimeLogNormal.Mu, want.BuildTimeLogNormal.Mu},
+		{"buildtime lognormal sigma", got.BuildTimeLogNormal.Sigma, want.BuildTimeLogNormal.Sigma},
+	} {
+		if len(c.want) == 0 || !floats.EqualApprox(c.got, c.want, sameTol) {
+			t.Errorf("%s: loaded predictions differ from in-memory ones (%d rows)", c.name, len(c.want))
+		}
+	}
+	if loaded.DevTable.NAuthors() != res.Models.DevTable.NAuthors() || !loaded.DevTable.AsOf().Equal(testAsOf) {
+		t.Errorf("dev table: %d authors as of %v, want %d as of %v", loaded.DevTable.NAuthors(), loaded.DevTable.AsOf(),
+			res.Models.DevTable.NAuthors(), testAsOf)
+	}
+}
+
+// TestHoldoutMatchesEvaluate checks the holdout metrics against an independent path:
+// Evaluate of the holdout models on the rows from the cut to the end of the window.
+func TestHoldoutMatchesEvaluate(t *testing.T) {
+	h := testHistory(t)
+	res := mustTrain(t, h, testConfig())
+	ev, err := Evaluate(context.Background(), res.HoldoutModels, h, EvalOptions{From: res.Cut, To: testAsOf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := res.Metrics(), ev.Metrics()
+	if !slices.Equal(slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want))) {
+		t.Fatalf("Evaluate keys differ from the holdout's")
+	}
+	for k, w := range want {
+		if g := got[k]; !scalar.Same(g, w) && !scalar.EqualWithinAbsOrRel(g, w, metricTol, metricTol) {
+			t.Errorf("Evaluate %s = %v, holdout %v", k, g, w)
+		}
+	}
+	if want["success.n"] < minRows/5 || want["buildtime.n"] == 0 || want["conflict.n"] == 0 {
+		t.Errorf("holdout too small: %v success, %v conflict, %v build-time rows", want["success.n"], want["conflict.n"], want["buildtime.n"])
+	}
+}
+
+// TestTimeSplitLeak plants a leak: it rewrites every build that finished at or after the
+// holdout cut (succeeded and failed swapped, durations tripled): the labels and targets
+// of the holdout rows, of rows submitted before the cut but decided after it, and the
+// developer statistics computed from them. Which changes have rows does not change, so
+// the cut stays where it is. A time split that lets no
+// holdout information into training fits bit-identical holdout models; the refitted
+// models, which see those rows, must change.
+func TestTimeSplitLeak(t *testing.T) {
+	h := testHistory(t)
+	cfg := testConfig(ChallengerGBMSuccess, ChallengerNGBoostLogNormal)
+	base := mustTrain(t, h, cfg)
+
+	leak := cloneHistory(h)
+	flipped := 0
+	for i := range leak.Builds {
+		b := &leak.Builds[i]
+		if b.FinishedAt.Before(base.Cut) {
+			continue
+		}
+		switch b.Status {
+		case datasets.StatusSucceeded:
+			b.Status = datasets.StatusFailed
+		case datasets.StatusFailed:
+			b.Status = datasets.StatusSucceeded
+		}
+		b.DurationS *= 3
+		flipped++
+	}
+	if flipped == 0 {
+		t.Fatal("no build after the cut to plant the leak in")
+	}
+	got := mustTrain(t, leak, cfg)
+	if !got.Cut.Equal(base.Cut) {
+		t.Fatalf("cut moved from %v to %v", base.Cut, got.Cut)
+	}
+	fa, err := base.HoldoutModels.files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := got.HoldoutModels.files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range fa {
+		if !bytes.Equal(data, fb[name]) {
+			t.Errorf("holdout model %s changed when only holdout rows changed: a leak", name)
+		}
+	}
+	ra, _ := base.Models.files()
+	rb, _ := got.Models.files()
+	if bytes.Equal(ra[FileSuccess], rb[FileSuccess]) || bytes.Equal(ra[FileBuildTime], rb[FileBuildTime]) {
+		t.Error("refitted models did not change: the planted change did not reach the data")
+	}
+	if scalar.EqualWithinAbsOrRel(base.Metrics()["success.log_loss"], got.Metrics()["success.log_loss"], metricTol, metricTol) {
+		t.Error("holdout log loss did not change with the holdout labels")
+	}
+}
+
+// TestGateFails publishes a champion, then a bundle whose success log loss is 50% worse:
+// Publish must refuse it naming the metric, and leave the champion and versions alone.
+func TestGateFails(t *testing.T) {
+	h := testHistory(t)
+	res := mustTrain(t, h, testConfig())
+	reg, err := registry.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	champ := mustPublish(t, reg, res)
+
+	worse := *res
+	ev := *res.Holdout
+	ev.Success = maps.Clone(res.Holdout.Success)
+	m := ev.Success[ModelLogistic]
+	m.LogLoss *= 1.5
+	ev.Success[ModelLogistic] = m
+	worse.Holdout = &ev
+	_, err = Publish(context.Background(), reg, &worse)
+	var ge *GateError
+	if !errors.As(err, &ge) || !errors.Is(err, ErrGate) {
+		t.Fatalf("Publish(worse) = %v, want a *GateError", err)
+	}
+	if len(ge.Failures) != 1 || ge.Failures[0].Metric != "success.log_loss" || !strings.Contains(err.Error(), "success.log_loss") {
+		t.Fatalf("gate failures = %+v (%v), want success.log_loss only", ge.Failures, err)
+	}
+	if f := ge.Failures[0]; !scalar.EqualWithinAbsOrRel(f.Worse, 0.5*res.Metrics()["success.log_loss"], metricTol, metricTol) {
+		t.Errorf("worse by %v, want %v", f.Worse, 0.5*res.Metrics()["success.log_loss"])
+	}
+	if c, _ := reg.Champion(res.Repo); c != champ {
+		t.Errorf("champion = %s after a failed gate, want %s", c, champ)
+	}
+	if vs, _ := reg.List(res.Repo); len(vs) != 1 {
+		t.Errorf("versions = %v after a failed gate, want only %s", vs, champ)
+	}
+	// The same bundle with gates switched off is published.
+	worse.Config.Gates = map[string]Gate{}
+	if _, err := Publish(context.Background(), reg, &worse); err != nil {
+		t.Errorf("Publish without gates: %v", err)
+	}
+}
+
+func TestCheckGates(t *testing.T) {
+	champion := map[string]float64{"success.log_loss": 0.5, "success.auc": 0.8, "buildtime.nll": -1, "conflict.log_loss": math.NaN()}
+	for _, tc := range []struct {
+		name      string
+		candidate map[string]float64
+		gates     map[string]Gate
+		want      []string
+	}{
+		{"within relative", map[string]float64{"success.log_loss": 0.509}, map[string]Gate{"success.log_loss": {MaxRel: 0.02}}, nil},
+		{"over relative", map[string]float64{"success.log_loss": 0.511}, map[string]Gate{"success.log_loss": {MaxRel: 0.02}}, []string{"success.log_loss"}},
+		{"better", map[string]float64{"success.log_loss": 0.1}, map[string]Gate{"success.log_loss": {}}, nil},
+		{"zero gate, worse", map[string]float64{"success.log_loss": 0.5001}, map[string]Gate{"success.log_loss": {}}, []string{"success.log_loss"}},
+		{"higher is better", map[string]float64{"success.auc": 0.77}, map[string]Gate{"success.auc": {MaxAbs: 0.02}}, []string{"success.auc"}},
+		{"higher is better, up", map[string]float64{"success.auc": 0.9}, map[string]Gate{"success.auc": {MaxAbs: 0.02}}, nil},
+		{"negative old, relative uses |old|", map[string]float64{"buildtime.nll": -0.97}, map[string]Gate{"buildtime.nll": {MaxRel: 0.05}}, nil},
+		{"absolute", map[string]float64{"buildtime.nll": -0.9}, map[string]Gate{"buildtime.nll": {MaxAbs: 0.05}}, []string{"buildtime.nll"}},
+		{"NaN champion not gated", map[string]float64{"conflict.log_loss": 9}, map[string]Gate{"conflict.log_loss": {}}, nil},
+		{"missing not gated", map[string]float64{}, map[string]Gate{"success.log_loss": {}}, nil},
+		{"two failures sorted", map[string]float64{"success.log_loss": 1, "success.auc": 0.5},
+			map[string]Gate{"success.log_loss": {MaxRel: 0.02}, "success.auc": {MaxAbs: 0.02}}, []string{"success.auc", "success.log_loss"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, f := range CheckGates(champion, tc.candidate, tc.gates) {
+				got = append(got, f.Metric)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("CheckGates = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRegistryRefusals checks that a bundle with an altered file or another schema hash
+// is refused with an error that says which.
+func TestRegistryRefusals(t *testing.T) {
+	h := testHistory(t)
+	res := mustTrain(t, h, testConfig())
+	reg, err := registry.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mustPublish(t, reg, res)
+	dir := filepath.Join(reg.Dir(), res.Repo, "versions", v)
+
+	// Another schema hash: the same files published under a different hash.
+	copyFiles := func(dst string) error {
+		for _, f := range res.files(t, dir) {
+			data, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dst, f), data, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	other, err := reg.Publish(context.Background(), res.Repo, copyFiles, registry.Manifest{
+		TrainedAt: time.Now(), Window: res.Window, FeatureSchemaHash: "0123456789abcdef", FeatureSchemaVersion: 0,
+	}, registry.PublishOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = registry.LoadDir(filepath.Join(reg.Dir(), res.Repo, "versions", other), SchemaHash())
+	if !errors.Is(err, registry.ErrSchemaMismatch) || !strings.Contains(err.Error(), "0123456789abcdef") {
+		t.Errorf("LoadDir(other schema) = %v, want ErrSchemaMismatch naming the hash", err)
+	}
+
+	// A bad checksum: one byte of the success model changed.
+	path := filepath.Join(dir, FileSuccess)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 1
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = registry.LoadDir(dir, SchemaHash())
+	var ce *registry.ChecksumError
+	if !errors.As(err, &ce) || ce.File != FileSuccess || !strings.Contains(err.Error(), FileSuccess) {
+		t.Errorf("LoadDir(altered) = %v, want a checksum error naming %s", err, FileSuccess)
+	}
+}
+
+// files lists the files of the bundle folder dir other than the manifest.
+func (res *Result) files(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Name() != registry.ManifestName {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// TestCrashBeforeRename leaves what a trainer killed between writing a bundle and
+// renaming it would leave (a temporary version folder with part of the files, and a
+// half-written pointer): the registry still serves the old champion, and the next
+// Publish works.
+func TestCrashBeforeRename(t *testing.T) {
+	h := testHistory(t)
+	res := mustTrain(t, h, testConfig())
+	reg, err := registry.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	champ := mustPublish(t, reg, res)
+	repoDir := filepath.Join(reg.Dir(), res.Repo)
+	tmp := filepath.Join(repoDir, "versions", ".tmp-publish-crashed")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, FileSuccess), []byte(`{"format_version": 1, "kind": "logis`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repoDir, ".tmp-current-crashed"), []byte("2026"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := reg.Champion(res.Repo); err != nil || c != champ {
+		t.Fatalf("Champion after crash = %q, %v, want %q", c, err, champ)
+	}
+	if vs, err := reg.List(res.Repo); err != nil || !slices.Equal(vs, []string{champ}) {
+		t.Fatalf("List after crash = %v, %v, want [%s]", vs, err, champ)
+	}
+	b, err := reg.Load(res.Repo, champ, SchemaHash())
+	if err != nil {
+		t.Fatalf("Load(champion) after crash: %v", err)
+	}
+	if _, err := LoadModels(b); err != nil {
+		t.Fatalf("LoadModels(champion) after crash: %v", err)
+	}
+	res.Config.Gates = map[string]Gate{}
+	if _, err := Publish(context.Background(), reg, res); err != nil {
+		t.Fatalf("Publish after crash: %v", err)
+	}
+}
+
+// TestCompareSame compares a bundle with itself: every difference and interval is 0.
+func TestCompareSame(t *testing.T) {
+	h := testHistory(t)
+	res := mustTrain(t, h, testConfig())
+	c, err := Compare(context.Background(), res.Models, res.Models, h, EvalOptions{From: res.Cut, Bootstrap: eval.BootstrapConfig{Resamples: 200}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range c.Report.Sections {
+		for _, d := range s.Diffs {
+			n++
+			if d.Diff != 0 || d.Lo != 0 || d.Hi != 0 || d.Significant() {
+				t.Errorf("%s %s: B-A = %v [%v, %v], want 0", s.Name, d.Metric, d.Diff, d.Lo, d.Hi)
+			}
+		}
+	}
+	if n < 12 {
+		t.Errorf("%d differences, want at least 12 (skipped: %v)", n, c.Skipped)
+	}
+	if _, err := c.Metrics(); err != nil {
+		t.Errorf("Metrics: %v", err)
+	}
+}
+
+func TestTrainErrors(t *testing.T) {
+	h := testHistory(t)
+	two := cloneHistory(h)
+	two.Changes = append(two.Changes, two.Changes[0])
+	two.Changes[len(two.Changes)-1].Repo = "other"
+	two.Changes[len(two.Changes)-1].ChangeID = "other-1"
+	for _, tc := range []struct {
+		name string
+		h    *datasets.History
+		cfg  Config
+		want error
+		text string
+	}{
+		{"two repos", two, Config{AsOf: testAsOf}, ErrRepo, "go, other"},
+		{"unknown repo", h, Config{AsOf: testAsOf, Repo: "ios"}, ErrRepo, `"ios"`},
+		{"empty window", h, Config{AsOf: synth.DefaultStart}, ErrNoData, "success rows"},
+		{"bad holdout", h, Config{HoldoutFraction: 1}, ErrConfig, "holdout_fraction"},
+		{"bad challenger", h, Config{Challengers: []string{"svm"}}, ErrConfig, "svm"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Train(context.Background(), tc.h, tc.cfg)
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.text) {
+				t.Errorf("Train = %v, want %v mentioning %q", err, tc.want, tc.text)
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Train(ctx, h, testConfig()); !errors.Is(err, context.Canceled) {
+		t.Errorf("Train(cancelled) = %v, want context.Canceled", err)
+	}
+}
