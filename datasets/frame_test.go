@@ -208,8 +208,8 @@ func TestWriteFrameMisuse(t *testing.T) {
 	}
 }
 
-// TestReadFrameArrowTypes reads a history file, whose columns have types a Frame holds
-// differently (timestamps, lists): unsupported types are an error naming the column.
+// TestReadFrameUnsupportedType reads a history file, whose timestamp and list columns a
+// Frame cannot hold: the error names the column.
 func TestReadFrameUnsupportedType(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)

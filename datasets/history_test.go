@@ -564,3 +564,40 @@ func FuzzCSVRoundtrip(f *testing.F) {
 		checkEqualHistory(t, h2, h1)
 	})
 }
+
+// TestReadHistoryLeaksNothing reads Parquet and Arrow histories that fail in the middle
+// (strict problems, a wrong column type) and checks that every Arrow buffer is released.
+func TestReadHistoryLeaksNothing(t *testing.T) {
+	for _, format := range []Format{FormatParquet, FormatArrow} {
+		t.Run(format.String(), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+			defer mem.AssertSize(t, 0)
+			ctx := context.Background()
+			dir := t.TempDir()
+			h := testHistory()
+			h.Changes[1].LinesAdded = -3
+			h.Builds[2].ChangeID = "c404"
+			if err := writeHistory(ctx, dir, h, format, mem); err != nil {
+				t.Fatal(err)
+			}
+			_, rep, err := readHistory(ctx, dir, ReadOptions{}, mem)
+			if !errors.Is(err, ErrNegativeCount) || !errors.Is(err, ErrUnknownChange) {
+				t.Fatalf("readHistory = %v, want a negative count and an unknown change", err)
+			}
+			if rep.NProblems != 2 {
+				t.Errorf("%d problems, want 2", rep.NProblems)
+			}
+			// Stop at the first problem.
+			if _, _, err := readHistory(ctx, dir, ReadOptions{MaxProblems: 1}, mem); !errors.Is(err, ErrNegativeCount) {
+				t.Fatalf("readHistory(MaxProblems 1) = %v, want the negative count", err)
+			}
+			h2, rep, err := readHistory(ctx, dir, ReadOptions{Lenient: true}, mem)
+			if err != nil || len(h2.Changes) != 2 || len(h2.Builds) != 1 || len(h2.Pairs) != 0 || rep.NProblems != 5 {
+				// c2 is skipped, so are b2 (its build), b3 (of c404) and both pairs,
+				// which name c2.
+				t.Fatalf("lenient readHistory = %d changes, %d builds, %d pairs, %d problems, %v; want 2, 1, 0, 5",
+					len(h2.Changes), len(h2.Builds), len(h2.Pairs), rep.NProblems, err)
+			}
+		})
+	}
+}

@@ -269,7 +269,7 @@ func (s *scanner) scanParquet(ctx context.Context) error {
 		return fmt.Errorf("datasets: reading %s: %w", s.path, err)
 	}
 	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: batchRows, Parallel: true}, s.mem)
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: batchRows, Parallel: true, PreAllocBinaryData: true}, s.mem)
 	if err != nil {
 		return fmt.Errorf("datasets: reading %s: %w", s.path, err)
 	}
