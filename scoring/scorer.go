@@ -1,0 +1,193 @@
+package scoring
+
+import (
+	"errors"
+	"fmt"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sqpredict/sqpredict/datasets"
+	"github.com/sqpredict/sqpredict/features"
+)
+
+// Errors of the scorer.
+var (
+	// ErrNoModel reports that no model is available to answer: the scorer lacks a model,
+	// or a server has not loaded a bundle yet.
+	ErrNoModel = errors.New("scoring: no model")
+	// ErrModelShape reports a model whose number of feature columns differs from the
+	// feature schema of the rows it is asked to score.
+	ErrModelShape = errors.New("scoring: model does not fit the feature schema")
+)
+
+// Predictor is a model of a probability: logistic.Model and gbm.Model (binary) satisfy
+// it. Predict writes the probability of the positive class of every row of x into dst
+// (allocating it when nil) and returns it; NFeatures is the number of columns of x.
+type Predictor interface {
+	Predict(dst []float64, x mat.Matrix) []float64
+	NFeatures() int
+}
+
+// DistPredictor is a model of a predictive distribution: ngboost.Model satisfies it.
+// Predict writes the mean and the standard deviation of every row of x into dst,
+// row-major (dst[2i] = mean, dst[2i+1] = standard deviation), in the target's units.
+type DistPredictor interface {
+	Predict(dst []float64, x mat.Matrix) []float64
+	NFeatures() int
+}
+
+// DevLookup gives an author's developer statistics: features.DevTable satisfies it.
+type DevLookup interface {
+	Lookup(author string) features.DevStats
+}
+
+// SuccessInput is one change to score for P-succ: its attributes and the speculation
+// state at prediction time (see features.Success).
+type SuccessInput struct {
+	Change *datasets.Change
+	Spec   features.Speculation
+}
+
+// PairInput is a pair of pending changes to score for P-conf, Ahead earlier in the
+// queue than Behind (see features.Conflict).
+type PairInput struct {
+	Ahead, Behind *datasets.Change
+}
+
+// BuildInput is one build to time: the change it decides and the speculation state
+// when it starts (see features.BuildTime).
+type BuildInput struct {
+	Change *datasets.Change
+	Spec   features.Speculation
+}
+
+// Scorer turns the raw attributes of changes and builds into P-succ, P-conf and
+// predictive build times with the models of one bundle. Features are computed by the
+// per-row functions of package features, the code the models were trained with, and
+// developer statistics come from the bundle's frozen table. A Scorer is read-only once
+// built and safe for concurrent use.
+type Scorer struct {
+	success   Predictor
+	conflict  Predictor
+	buildTime DistPredictor
+	dev       DevLookup
+}
+
+// NewScorer returns a scorer of the three models and the developer table. It returns an
+// error wrapping ErrNoModel when one is nil, and ErrModelShape when a model's number of
+// features differs from its row kind's schema (features.NSuccess, NConflict,
+// NBuildTime).
+func NewScorer(success, conflict Predictor, buildTime DistPredictor, dev DevLookup) (*Scorer, error) {
+	switch {
+	case success == nil:
+		return nil, fmt.Errorf("scoring: success model: %w", ErrNoModel)
+	case conflict == nil:
+		return nil, fmt.Errorf("scoring: conflict model: %w", ErrNoModel)
+	case buildTime == nil:
+		return nil, fmt.Errorf("scoring: build-time model: %w", ErrNoModel)
+	case dev == nil:
+		return nil, fmt.Errorf("scoring: developer table: %w", ErrNoModel)
+	}
+	for _, m := range [...]struct {
+		name string
+		got  int
+		want int
+	}{
+		{"success", success.NFeatures(), features.NSuccess},
+		{"conflict", conflict.NFeatures(), features.NConflict},
+		{"build-time", buildTime.NFeatures(), features.NBuildTime},
+	} {
+		if m.got != m.want {
+			return nil, fmt.Errorf("scoring: %s model takes %d features, the schema has %d: %w", m.name, m.got, m.want, ErrModelShape)
+		}
+	}
+	return &Scorer{success: success, conflict: conflict, buildTime: buildTime, dev: dev}, nil
+}
+
+// Dev returns the author's statistics from the scorer's developer table.
+func (s *Scorer) Dev(author string) features.DevStats { return s.dev.Lookup(author) }
+
+// SuccessRows writes the success-row features of in into dst, row-major, allocating dst
+// when nil, and returns it. It panics if dst has the wrong length.
+func (s *Scorer) SuccessRows(dst []float64, in []SuccessInput) []float64 {
+	dst = rowsDst(dst, len(in), features.NSuccess)
+	for i, c := range in {
+		features.Success(dst[i*features.NSuccess:(i+1)*features.NSuccess], c.Change, c.Spec, s.dev.Lookup(c.Change.Author))
+	}
+	return dst
+}
+
+// ConflictRows writes the conflict-row features of in into dst, as SuccessRows.
+func (s *Scorer) ConflictRows(dst []float64, in []PairInput) []float64 {
+	dst = rowsDst(dst, len(in), features.NConflict)
+	for i, p := range in {
+		features.Conflict(dst[i*features.NConflict:(i+1)*features.NConflict], p.Ahead, p.Behind,
+			s.dev.Lookup(p.Ahead.Author), s.dev.Lookup(p.Behind.Author))
+	}
+	return dst
+}
+
+// BuildTimeRows writes the build-time-row features of in into dst, as SuccessRows.
+func (s *Scorer) BuildTimeRows(dst []float64, in []BuildInput) []float64 {
+	dst = rowsDst(dst, len(in), features.NBuildTime)
+	for i, b := range in {
+		features.BuildTime(dst[i*features.NBuildTime:(i+1)*features.NBuildTime], b.Change, b.Spec, s.dev.Lookup(b.Change.Author))
+	}
+	return dst
+}
+
+// PredictSuccess writes P-succ of every change of in into dst (allocated when nil) and
+// returns it. Empty input returns dst unchanged; a dst whose length differs from in
+// panics.
+func (s *Scorer) PredictSuccess(dst []float64, in []SuccessInput) []float64 {
+	dst = outDst(dst, len(in))
+	if len(in) == 0 {
+		return dst
+	}
+	x := s.SuccessRows(nil, in)
+	return s.success.Predict(dst, mat.NewDense(len(in), features.NSuccess, x))
+}
+
+// PredictConflict writes P-conf of every pair of in into dst, as PredictSuccess.
+func (s *Scorer) PredictConflict(dst []float64, in []PairInput) []float64 {
+	dst = outDst(dst, len(in))
+	if len(in) == 0 {
+		return dst
+	}
+	x := s.ConflictRows(nil, in)
+	return s.conflict.Predict(dst, mat.NewDense(len(in), features.NConflict, x))
+}
+
+// PredictBuildTime writes the predictive mean and standard deviation, in seconds, of
+// every build of in into dst, row-major (dst[2i] = mean, dst[2i+1] = standard
+// deviation), allocating it when nil, and returns it. A dst whose length is not 2·len(in)
+// panics.
+func (s *Scorer) PredictBuildTime(dst []float64, in []BuildInput) []float64 {
+	if dst == nil {
+		dst = make([]float64, 2*len(in))
+	}
+	if len(dst) != 2*len(in) {
+		panic(errDstLength)
+	}
+	if len(in) == 0 {
+		return dst
+	}
+	x := s.BuildTimeRows(nil, in)
+	return s.buildTime.Predict(dst, mat.NewDense(len(in), features.NBuildTime, x))
+}
+
+const errDstLength = "scoring: dst length mismatch"
+
+func outDst(dst []float64, n int) []float64 {
+	if dst == nil {
+		return make([]float64, n)
+	}
+	if len(dst) != n {
+		panic(errDstLength)
+	}
+	return dst
+}
+
+func rowsDst(dst []float64, n, width int) []float64 {
+	return outDst(dst, n*width)
+}
