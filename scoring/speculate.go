@@ -272,9 +272,8 @@ type search struct {
 	m     []float64 // marginal landing probability of each change
 	// u[i] bounds both factors of change i on any path: max(q_i, 1 − q_i) ≤ u[i].
 	u []float64
-	// logU[i] is log u[i]. Under PolicyExpected, logUBucket[i*len(zBuckets)+k] is
-	// the log bound of change i's level when P(FT_C < FT_i) ≤ Phi(zBuckets[k]).
-	logU, logUBucket []float64
+	// logU[i] is log u[i].
+	logU []float64
 	// x and onPath are scratch for logPNeeded: the assumed outcome (or marginal) of
 	// every change, and whether it is on the path being scored.
 	x      []float64
@@ -375,19 +374,11 @@ func (s *search) prepare() {
 			t.own[key] = int32(b)
 		}
 	}
-	if s.cfg.Policy == PolicyExpected {
-		s.logUBucket = make([]float64, len(s.u)*len(zBuckets))
-	}
 	for i, f := range s.finishedBy {
 		if f != nil {
 			s.u[i] = 1 // a known result makes either factor 1
 		}
 		s.logU[i] = math.Log(s.u[i])
-		if s.logUBucket != nil {
-			for k, pb := range phiBuckets {
-				s.logUBucket[i*len(zBuckets)+k] = math.Log(pb + (1-pb)*s.u[i])
-			}
-		}
 	}
 }
 
@@ -456,9 +447,17 @@ func (s *search) exactTree(j int, t *tree) {
 	}
 	t.root = 0
 	if s.cfg.Policy == PolicyExpected {
-		for _, i := range t.pend {
-			t.root += s.expectedBound(i, &cj)
+		// Every factor bound is at least u ≥ 1/2, so 64 of them cannot underflow:
+		// multiply and take one logarithm per 64 levels.
+		prod := 1.0
+		for x, i := range t.pend {
+			prod *= s.expectedBound(i, &cj)
+			if x&63 == 63 {
+				t.root += math.Log(prod)
+				prod = 1
+			}
 		}
+		t.root += math.Log(prod)
 		return
 	}
 	for d := range t.pend {
@@ -466,34 +465,30 @@ func (s *search) exactTree(j int, t *tree) {
 	}
 }
 
-// expectedBound is levelBound under PolicyExpected for the change i ahead of cj: the
-// log bound with Phi taken at the bucket edge above Z, or 0 when Z is above them all.
+// expectedBound bounds both factors of the level of change i ahead of cj under
+// PolicyExpected (not in log space): p + (1 − p)·u_i with p = Phi at the grid point at
+// or above Z, so that no Erfc is needed per conflict; 1 above the grid.
 func (s *search) expectedBound(i int, cj *Change) float64 {
 	ci := &s.q.Changes[i]
+	// The numerator of FinishZ: (AT_i + mu_i) − (AT_j + mu_j).
 	num := (ci.Arrival - cj.Arrival) - (cj.BuildMu - ci.BuildMu)
 	den2 := ci.BuildSigma*ci.BuildSigma + cj.BuildSigma*cj.BuildSigma
-	var k int
+	var p float64
 	switch {
-	case den2 == 0 && num < 0:
-		k = 0 // Z = -Inf: the lowest bucket
-	case den2 == 0 || !(num < 0) && !(num >= 0):
-		return 0 // Z = +Inf, 0 or NaN: bound 1
-	case num < 0:
-		// Z < 0: the first negative edge at or above Z, else the edge 0.
-		r := num * num / den2 // Z²
-		for k < zBucketZero && r < zBuckets2[k] {
-			k++
+	case den2 > 0:
+		// The margin keeps the grid point at or above Z despite rounding.
+		f := math.Ceil((num/math.Sqrt(den2)-zGridLo)/zGridStep + 1e-9)
+		switch {
+		case !(f < zGridN):
+			return 1 // Z above the grid, or NaN
+		case f < 0:
+			f = 0
 		}
-	default:
-		// Z ≥ 0: the first edge at or above Z, else no bound below 1.
-		r := num * num / den2
-		for k = zBucketZero; k < len(zBuckets) && r > zBuckets2[k]; k++ {
-		}
-		if k == len(zBuckets) {
-			return 0
-		}
+		p = phiGrid[int(f)]
+	case num >= 0:
+		return 1 // certain: C does not finish first only when num < 0
 	}
-	return s.logUBucket[i*len(zBuckets)+k]
+	return p + (1-p)*s.u[i]
 }
 
 // levelBound returns the log of an upper bound on both factors of level d of the tree
@@ -503,7 +498,7 @@ func (s *search) levelBound(t *tree, cj Change, d int) float64 {
 	switch {
 	case s.cfg.Policy == PolicyExpected:
 		// The exact P(FT_j < FT_i) of a level is computed when the level is built.
-		return s.expectedBound(i, &cj)
+		return math.Log(s.expectedBound(i, &cj))
 	case t.pb != nil && !math.IsNaN(t.pb[d]):
 		return t.pb[len(t.pend)+d] // its logarithm, stored behind it
 	}
@@ -918,27 +913,20 @@ func finishZBelow(ci, cj Change, z0 float64) bool {
 	return num < 0 || num*num < z0*z0*den2
 }
 
-// zBuckets are the edges, increasing, of the Z buckets that bound P(FT_C < FT_i) under
-// PolicyExpected without an Erfc call per conflict; zBuckets[zBucketZero] is 0, and
-// phiBuckets holds Phi of each edge.
-const zBucketZero = 9
-
-var (
-	zBuckets   = [...]float64{-8, -5, -4, -3, -2.5, -2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2, 3, 4}
-	phiBuckets = func() (p [len(zBuckets)]float64) {
-		for k, z := range zBuckets {
-			p[k] = stdNormalCDF(z)
-		}
-		return p
-	}()
-	// zBuckets2 holds the squares, so that Z is bucketed without a square root.
-	zBuckets2 = func() (z2 [len(zBuckets)]float64) {
-		for k, z := range zBuckets {
-			z2[k] = z * z
-		}
-		return z2
-	}()
+// The grid of Z on which PolicyExpected's bound takes Phi: zGridN points from zGridLo
+// in steps of zGridStep (-8 to 4), and phiGrid holds Phi at each.
+const (
+	zGridLo   = -8.0
+	zGridStep = 0.5
+	zGridN    = 25
 )
+
+var phiGrid = func() (p [zGridN]float64) {
+	for k := range p {
+		p[k] = stdNormalCDF(zGridLo + zGridStep*float64(k))
+	}
+	return p
+}()
 
 // normalQuantile returns z with Phi(z) = p for p in [0, 1] (±Inf at the ends).
 func normalQuantile(p float64) float64 {
