@@ -93,3 +93,20 @@ func TestSynthFlagErrors(t *testing.T) {
 		t.Errorf("a failed synth wrote %s", out)
 	}
 }
+
+// TestSynthNoCulpritFinding checks that --no-culprit-finding reaches the generator.
+func TestSynthNoCulpritFinding(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		args := []string{"synth", "--profile", "go", "--days", "1", "--seed", "2", "--format", "csv", "--out", filepath.Join(t.TempDir(), "h")}
+		if off {
+			args = append(args, "--no-culprit-finding")
+		}
+		_, stderr, err := runCmd(t, args...)
+		if err != nil {
+			t.Fatalf("trainer %v = %v\n%s", args, err, stderr)
+		}
+		if none := strings.Contains(stderr, "culprit finding after a rejection 0 "); none != off {
+			t.Errorf("trainer %v: summary says no culprit builds = %v, want %v:\n%s", args, none, off, stderr)
+		}
+	}
+}

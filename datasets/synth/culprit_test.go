@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sqpredict/sqpredict/datasets"
 )
@@ -150,5 +151,40 @@ func TestCulpritAttribution(t *testing.T) {
 				t.Errorf("path label flags %d pairs alone on the real path that do not conflict", a.pathFalsePosAlone)
 			}
 		})
+	}
+}
+
+// TestNoCulpritFinding checks that Config.NoCulpritFinding leaves out every build after
+// a decision, and changes no build started before the first culprit build would start.
+func TestNoCulpritFinding(t *testing.T) {
+	t.Parallel()
+	cfg := Config{Profile: "go", Days: 2, Seed: 3}
+	on := simulate(t, cfg).History
+	cfg.NoCulpritFinding = true
+	off := simulate(t, cfg).History
+	if s := Summarize(off); s.Culprit != [len(s.Culprit)]int{} {
+		t.Fatalf("NoCulpritFinding: culprit builds %v, want none", s.Culprit)
+	}
+	s := Summarize(on)
+	if s.Culprit[datasets.StatusSucceeded] == 0 || s.Culprit[datasets.StatusFailed] == 0 {
+		t.Fatalf("culprit finding ran no succeeded or failed build: %v", s.Culprit)
+	}
+	// Up to the start of the first culprit build the two queues are the same.
+	decided := map[string]time.Time{}
+	for _, c := range on.Changes {
+		decided[c.ChangeID] = c.DecidedAt
+	}
+	first := -1
+	for i, b := range on.Builds {
+		if !b.StartedAt.Before(decided[b.ChangeID]) {
+			first = i
+			break
+		}
+	}
+	if first <= 0 || !slices.EqualFunc(on.Builds[:first], off.Builds[:first], func(a, b datasets.Build) bool {
+		return a.BuildID == b.BuildID && a.StartedAt.Equal(b.StartedAt) && slices.Equal(a.Path, b.Path) &&
+			(a.Status == b.Status || !a.FinishedAt.Before(on.Builds[first].StartedAt))
+	}) {
+		t.Fatalf("the builds started before the first culprit build (%d) differ with and without culprit finding", first)
 	}
 }

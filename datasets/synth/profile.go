@@ -43,6 +43,10 @@ type Config struct {
 	Start time.Time
 	// Repo is written in the repo column of every row. "" means the profile name.
 	Repo string
+	// NoCulpritFinding turns off the builds the queue runs after a rejection to find
+	// its culprits (see Simulate): the builds table then holds the queue's own builds
+	// only, and a conflict can seldom be told from a broken change.
+	NoCulpritFinding bool
 	// Progress, when not nil, is called from time to time with the share of the
 	// simulation done so far, in [0, 1]. It does not affect the result.
 	Progress func(done float64)

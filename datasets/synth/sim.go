@@ -276,22 +276,22 @@ type sim struct {
 // 2 hours, if that falls inside the window. After the window the queue drains: every
 // change in the history is decided.
 //
-// Culprit finding: a change rejected on a non-empty path keeps its outcome and
-// decided_at (the queue rejects at once and attributes afterwards), and is built again
-// to find out why. First on the empty path, without every change of its path (all of
-// which overlap it): that build succeeds iff the change is intrinsically good. If it
-// fails, the change is broken on its own and attribution stops. If it succeeds, the
-// culprits are searched by bisection: a path known to fail with two or more changes is
-// split in two halves in queue order (the first one rounded up), the change is built on
-// each, and each half that fails with two or more changes is split again. A half that
-// succeeds holds no culprit; a single change whose build failed is a culprit (with one
-// change on the deciding path, that change is the culprit at once). These builds run on
-// the same workers, taking only the capacity that the queue's own builds leave free,
-// earliest rejected change first; their path is fully decided, so their height is 0
-// and they are never aborted; their duration comes from the same model, and an
-// infra_failed one is run again. A change that landed needs no such build: its deciding
-// build succeeded with every change of its path, which says none of them conflicts with
-// it.
+// Culprit finding (unless Config.NoCulpritFinding): a change rejected on a non-empty
+// path keeps its outcome and decided_at (the queue rejects at once and attributes
+// afterwards), and is built again to find out why. First on the empty path, without
+// every change of its path (all of which overlap it): that build succeeds iff the change
+// is intrinsically good. If it fails, the change is broken on its own and attribution
+// stops. If it succeeds, the culprits are searched by bisection: a path known to fail
+// with two or more changes is split in two halves in queue order (the first one rounded
+// up), the change is built on each, and each half that fails with two or more changes
+// is split again. A half that succeeds holds no culprit; a single change whose build
+// failed is a culprit (with one change on the deciding path, that change is the culprit
+// at once). These builds run on the same workers, taking only the capacity that the
+// queue's own builds leave free, earliest rejected change first; their path is fully
+// decided, so their height is 0 and they are never aborted; their duration comes from
+// the same model, and an infra_failed one is run again. A change that landed needs no
+// such build: its deciding build succeeded with every change of its path, which says
+// none of them conflicts with it.
 //
 // All times are whole seconds; build durations are log-normal (Params.Duration),
 // rounded to whole seconds, at least 1.
@@ -761,7 +761,7 @@ func (s *sim) decide(t float64, i int) {
 		if landed {
 			c.c.Outcome = datasets.OutcomeLanded
 		}
-		if !landed && len(s.builds[c.finished].path) > 0 {
+		if !landed && len(s.builds[c.finished].path) > 0 && !s.cfg.NoCulpritFinding {
 			// Culprit finding: the change alone first.
 			for k, j := range c.ahead {
 				if s.changes[j].landed {
