@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sqpredict/sqpredict/datasets"
+	"github.com/sqpredict/sqpredict/datasets/synth"
+	"github.com/sqpredict/sqpredict/registry"
+	"github.com/sqpredict/sqpredict/training"
+)
+
+// trainHistory writes a small synthetic go history (3 days, 10 changes per hour, about
+// a thousand changes) into a temporary folder and returns it.
+func trainHistory(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	h, err := synth.Generate(ctx, synth.Config{Profile: "go", Days: 3, Seed: 7, ChangesPerHour: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "history")
+	if err := datasets.WriteHistory(ctx, dir, h, datasets.FormatParquet); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+const (
+	testAsOf   = "2026-01-09T00:00:00Z" // synth.DefaultStart + 4 days: 3 days of arrivals and the drain
+	testWindow = "7d"
+	testSplit  = "2026-01-07T00:00:00Z"
+)
+
+// fastConfig writes a config with few NGBoost iterations, to keep the tests short.
+func fastConfig(t *testing.T, extra string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "trainer.json")
+	js := `{"buildtime": {"n_estimators": 60, "learning_rate": 0.1}` + extra + `}`
+	if err := os.WriteFile(path, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// TestTrainEvalCompare runs train twice (the second with challengers and a failing gate,
+// then without gates), eval and compare, as the commands are documented.
+func TestTrainEvalCompare(t *testing.T) {
+	hist := trainHistory(t)
+	reg := filepath.Join(t.TempDir(), "reg")
+	cfg := fastConfig(t, "")
+	out, stderr, err := runCmd(t, "train", "--history", hist, "--registry", reg, "--as-of", testAsOf, "--window", testWindow, "--config", cfg)
+	if err != nil {
+		t.Fatalf("train: %v\n%s", err, stderr)
+	}
+	v1 := lastLine(out)
+	for _, want := range []string{"fit-holdout", "refit", "total", "holdout: success auc"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("train stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	r, err := registry.Open(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := r.Champion("go"); err != nil || c != v1 {
+		t.Fatalf("champion = %q, %v; train printed %q", c, err, v1)
+	}
+
+	// The same rows with a success model regularised to a near constant: its log loss
+	// must be worse than the champion's, beyond a 0.1% gate.
+	strict := fastConfig(t, `, "success": {"c": 1e-6}, "gates": {"success.log_loss": {"max_rel": 0.001}}`)
+	_, _, err = runCmd(t, "train", "--history", hist, "--registry", reg, "--as-of", testAsOf, "--window", testWindow, "--config", strict)
+	if !errors.Is(err, training.ErrGate) || !strings.Contains(err.Error(), "success.log_loss") {
+		t.Fatalf("train with strict gates = %v, want a gate failure naming the metric", err)
+	}
+	if c, _ := r.Champion("go"); c != v1 {
+		t.Fatalf("champion changed to %s after a failed gate", c)
+	}
+
+	noGates := fastConfig(t, `, "gates": {}`)
+	out, stderr, err = runCmd(t, "train", "--history", hist, "--registry", reg, "--as-of", testAsOf, "--window", testWindow,
+		"--challengers", "gbm-success,ngboost-lognormal", "--config", noGates)
+	if err != nil {
+		t.Fatalf("train with challengers: %v\n%s", err, stderr)
+	}
+	v2 := lastLine(out)
+	dirA := filepath.Join(reg, "go", "versions", v1)
+	dirB := filepath.Join(reg, "go", "versions", v2)
+	if _, err := os.Stat(filepath.Join(dirB, training.FileSuccessGBM)); err != nil {
+		t.Errorf("challenger bundle lacks %s: %v", training.FileSuccessGBM, err)
+	}
+
+	metrics := filepath.Join(t.TempDir(), "metrics.json")
+	rep := filepath.Join(t.TempDir(), "report")
+	if _, stderr, err := runCmd(t, "eval", "--bundle", dirB, "--history", hist, "--from", testSplit, "--out", metrics, "--report", rep); err != nil {
+		t.Fatalf("eval: %v\n%s", err, stderr)
+	}
+	var m map[string]*float64
+	data, err := os.ReadFile(metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("eval metrics.json: %v", err)
+	}
+	for _, k := range []string{"success.auc", "success.gbm.auc", "conflict.log_loss", "buildtime.crps", "buildtime.ngboost-lognormal.nll", "buildtime.truth.nll"} {
+		if v, ok := m[k]; !ok || v == nil {
+			t.Errorf("eval metrics.json lacks %s", k)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(rep, "report.html")); err != nil {
+		t.Errorf("eval --report: %v", err)
+	}
+
+	cmpDir := filepath.Join(t.TempDir(), "cmp")
+	out, stderr, err = runCmd(t, "compare", "--a", dirA, "--b", dirB, "--history", hist, "--from", testSplit, "--out", cmpDir, "--resamples", "200")
+	if err != nil {
+		t.Fatalf("compare: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"log loss", "ROC AUC", "CRPS", "verdict"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, f := range []string{"report.html", "metrics.json"} {
+		if _, err := os.Stat(filepath.Join(cmpDir, f)); err != nil {
+			t.Errorf("compare: %v", err)
+		}
+	}
+
+	// A bundle with an altered model file is refused, naming the file.
+	path := filepath.Join(dirA, training.FileConflict)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(b, ' '), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runCmd(t, "eval", "--bundle", dirA, "--history", hist, "--out", metrics)
+	if !errors.Is(err, registry.ErrChecksum) || !strings.Contains(err.Error(), training.FileConflict) {
+		t.Errorf("eval of an altered bundle = %v, want a checksum error naming %s", err, training.FileConflict)
+	}
+}
+
+func TestTrainFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "--registry", "r"}, "--history"},
+		{[]string{"train", "--history", "h"}, "--registry"},
+		{[]string{"train", "--history", "h", "--registry", "r", "--window", "a fortnight"}, "--window"},
+		{[]string{"train", "--history", "h", "--registry", "r", "--as-of", "monday"}, "--as-of"},
+		{[]string{"train", "--history", "h", "--registry", "r", "--challengers", "svm"}, "svm"},
+		{[]string{"eval", "--history", "h", "--out", "m.json"}, "--bundle"},
+		{[]string{"compare", "--a", "a", "--history", "h", "--out", "o"}, "--b"},
+		{[]string{"schedule", "--history", "h"}, "--registry"},
+	} {
+		_, _, err := runCmd(t, tc.args...)
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v = %v, want a usage error naming %s", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestSchedule runs the schedule every second on the test history and stops it with a
+// cancelled context, as SIGINT does: at least one run publishes, and the command returns
+// after the running job.
+func TestSchedule(t *testing.T) {
+	hist := trainHistory(t)
+	reg := filepath.Join(t.TempDir(), "reg")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	e := &env{stdout: &out, stderr: &errb, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	done := make(chan error, 1)
+	go func() {
+		done <- runMain(ctx, e, []string{"schedule", "--cron", "@every 1s", "--history", hist, "--registry", reg,
+			"--as-of", testAsOf, "--window", testWindow, "--config", fastConfig(t, `, "gates": {}`)})
+	}()
+	deadline := time.After(60 * time.Second)
+	for !strings.Contains(out.String(), "go ") {
+		select {
+		case err := <-done:
+			t.Fatalf("schedule returned early: %v\n%s", err, errb.String())
+		case <-deadline:
+			t.Fatalf("no scheduled run published within 60 s\n%s", errb.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("schedule = %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("schedule did not stop within 60 s of cancellation")
+	}
+	r, _ := registry.Open(reg)
+	if _, err := r.Champion("go"); err != nil {
+		t.Errorf("no champion after a scheduled run: %v", err)
+	}
+	if _, _, err := runCmd(t, "schedule", "--cron", "every monday", "--history", hist, "--registry", reg); !errors.Is(err, errUsage) {
+		t.Errorf("schedule with a bad spec = %v, want a usage error", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the writes of a scheduled job and the reads of
+// the test.
+type syncBuffer struct {
+	mu sync.Mutex // protects b
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
