@@ -486,7 +486,9 @@ func (s *search) expectedBound(i int, cj *Change) float64 {
 		}
 		p = phiGrid[int(f)]
 	case num >= 0:
-		return 1 // certain: C does not finish first only when num < 0
+		return 1 // certain finish times, C first or a tie: P(FT_C < FT_i) is 1 or 1/2
+	default:
+		// Certain finish times with C last: p = 0.
 	}
 	return p + (1-p)*s.u[i]
 }
