@@ -30,20 +30,29 @@
 //     was not decided at the very instant C was submitted (a tie a history cannot order): a
 //     change that affects none of C's targets cannot change C's build, and queues, like
 //     paper 001 §5 and the synthetic one, leave such changes off speculation paths. The
-//     label is the status of C's decisive build on its real path; when there is none, of
-//     its decisive build on the empty path; the latest finished such build wins. With
-//     neither the row is skipped ("no_build_on_real_or_empty_path", or
-//     "no_decisive_build" when C has no decisive build at all).
+//     label is the status of C's labelling build: its decisive build on its real path;
+//     when there is none, its decisive build on the empty path; the latest finished such
+//     build wins. With neither the row is skipped ("no_build_on_real_or_empty_path", or
+//     "no_decisive_build" when C has no decisive build at all). The label is P-succ's
+//     event: the change's deciding build succeeds.
 //   - Conflict rows, one per ordered pair (A ahead, B behind) of decided changes of one
 //     repository where A was pending when B was submitted and their affected targets share
-//     at least one name. The label is conflicted = A succeeds alone (A's success label is
-//     1) and B succeeds alone (some decisive build of B whose path does not contain A
-//     succeeded) and B fails with A (some decisive build of B whose path contains A
-//     failed). Each term is true, false (A's label is 0; B's decisive builds without A all
-//     failed; B's decisive builds with A all succeeded) or unknown (no such build). Any
-//     false term gives label 0, three true terms give 1, anything else cannot be told from
-//     the history: the pair is skipped and counted as "undetermined". Pairs where either
-//     change's affected targets are unknown are skipped as "unknown_affected_targets".
+//     at least one name. The label is P-conf's event, which paper 001 §4-5 conditions on
+//     both changes succeeding (P(B on a path with A succeeds | A's build succeeds) =
+//     P-succ(B) x (1 - P-conf(A, B))): it is defined only when A succeeds (A's success
+//     label is 1) and B succeeds without A (some decisive build of B succeeded: a build
+//     that succeeds with A on its path succeeds without it too). Then it is 1 when B
+//     fails with A while succeeding without it (a decisive build of B on a path P holding
+//     A failed, and one on the set P less A succeeded: the pairwise evidence of a queue's
+//     culprit finding; a failure on a path that holds other changes besides A does not
+//     tell which of them is the culprit), and 0 when B succeeds with A (a decisive build
+//     of B whose path contains A succeeded). When A's label is 0, or B has no succeeded
+//     build and one without A failed, the pair is outside P-conf's condition and skipped
+//     as "not_both_succeed_alone"; when a term is unknown (A has no label; B's only
+//     decisive builds failed with A) or the evidence is missing, as "undetermined"; when
+//     B's builds say both 1 and 0 (flaky builds), as "contradictory_builds". Pairs where
+//     either change's affected targets are unknown are skipped as
+//     "unknown_affected_targets".
 //   - Build-time rows, one per decisive build with a known duration_s (the target).
 //
 // # Point in time
@@ -54,13 +63,14 @@
 // queue features (conflicts_count, queue_ahead) describe the changes pending at t: ahead
 // in the queue, not decided before t. Its speculation counts are the change's own decisive
 // builds that finished strictly before the row's build started: the build itself for a
-// build-time row, and for a success row the change's latest-started decisive build, the
-// last speculation the queue ran for it. Nothing about a change decided after t, other
-// than what was known when it was submitted (its attributes), enters a row at t. A success
-// row's speculation counts may include the result of the build that later turns out to
-// decide its label (on synthetic ios histories, about one row in six): at serving time,
-// too, the queue knows how its finished speculations ended, only not which of them is on
-// the path that will land.
+// build-time row, and for a success row its labelling build. A success row describes
+// the moment its labelling build started, with that build's height and path: the
+// prediction the queue makes for that node of its speculation tree. So neither the
+// labelling build's own result nor that of any build started at or after it (such as
+// the builds a queue runs after a rejection to find the culprit) enters the row. Nothing
+// about a change decided after t, other than what was known when it was submitted (its
+// attributes), enters a row at t, except through which build of the change labels it:
+// which changes ahead landed decides which of its builds is on its real path.
 //
 // # Developer statistics
 //

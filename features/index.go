@@ -11,11 +11,14 @@ import (
 	"github.com/sqpredict/sqpredict/datasets"
 )
 
-// Label values of changes and pairs.
+// Label values of changes and pairs. The negative values are no label; for pairs, the
+// ones below labelUnknown (undetermined) say why.
 const (
-	labelUnknown int8 = -1
-	labelFalse   int8 = 0
-	labelTrue    int8 = 1
+	labelUnknown       int8 = -1
+	labelFalse         int8 = 0
+	labelTrue          int8 = 1
+	labelNotBoth       int8 = -2 // pair: ahead or behind fails alone
+	labelContradictory int8 = -3 // pair: the builds say both conflict and no conflict
 )
 
 // Skip reasons, as they appear in Table.Skipped and the trainer's summary.
@@ -25,6 +28,8 @@ const (
 	SkipNoRealOrEmptyPathBuild = "no_build_on_real_or_empty_path" // none of its decisive builds is on its real path or the empty path
 	SkipUnknownTargets         = "unknown_affected_targets"       // a pending pair where either change's affected targets are unknown
 	SkipUndetermined           = "undetermined"                   // the builds cannot tell whether the pair conflicted
+	SkipNotBothSucceedAlone    = "not_both_succeed_alone"         // the ahead change's build failed, or the behind change fails without it
+	SkipContradictory          = "contradictory_builds"           // the behind change's builds say both conflicted and not (flaky builds)
 	SkipAborted                = "aborted"                        // an aborted build
 	SkipInfraFailed            = "infra_failed"                   // an infra_failed build
 	SkipMissingDuration        = "missing_duration"               // a decisive build without duration_s
@@ -55,7 +60,8 @@ type changeInfo struct {
 	isDecided   bool      // see decisionTime
 	queuePos    int32
 	label       int8
-	asOfBuild   int32    // latest-started decisive build; -1 without one
+	hasDecisive bool     // the change has a succeeded or failed build
+	labelBuild  int32    // the build its label is taken from; -1 without one
 	builds      []int32  // all builds of the change, in table order
 	targets     []int32  // affected targets as sorted distinct ids; nil when unknown
 	nTargets    float64  // len(targets), NaN when unknown: the affected_targets feature
@@ -68,8 +74,9 @@ type changeInfo struct {
 }
 
 type buildInfo struct {
-	path []int32
-	spec Speculation
+	path    []int32
+	pathSum uint64 // sum of pathHash of the path's changes: equal sets have equal sums
+	spec    Speculation
 }
 
 type pairInfo struct {
@@ -116,7 +123,7 @@ func NewIndex(ctx context.Context, h *datasets.History) (*Index, error) {
 		}
 		byID[id] = int32(i)
 		ix.changes[i].label = labelUnknown
-		ix.changes[i].asOfBuild = -1
+		ix.changes[i].labelBuild = -1
 	}
 	ix.internTargets()
 	// One backing array for every path, and the builds of every change as windows of one
@@ -148,6 +155,7 @@ func NewIndex(ctx context.Context, h *datasets.History) (*Index, error) {
 				return nil, fmt.Errorf("features: %w: build %q (row %d): path entry %q is not a change", ErrInvalidHistory, b.BuildID, i+1, id)
 			}
 			paths = append(paths, pi)
+			ix.builds[i].pathSum += pathHash(pi)
 		}
 		ix.builds[i].path = paths[start:len(paths):len(paths)]
 	}
@@ -315,7 +323,7 @@ func (ix *Index) later(x, y int32) bool {
 	return x > y
 }
 
-// labelChange derives the success label of change i and picks its as-of build.
+// labelChange derives the success label of change i and the build it is taken from.
 func (ix *Index) labelChange(i int) {
 	info := &ix.changes[i]
 	real, empty := int32(-1), int32(-1)
@@ -324,9 +332,7 @@ func (ix *Index) labelChange(i int) {
 		if !decisive(b.Status) {
 			continue
 		}
-		if a := info.asOfBuild; a < 0 || !b.StartedAt.Before(ix.h.Builds[a].StartedAt) {
-			info.asOfBuild = bi
-		}
+		info.hasDecisive = true
 		path := ix.builds[bi].path
 		if len(path) == 0 && ix.later(bi, empty) {
 			empty = bi
@@ -338,6 +344,7 @@ func (ix *Index) labelChange(i int) {
 	if real < 0 {
 		real = empty
 	}
+	info.labelBuild = real
 	if real >= 0 && info.isDecided {
 		info.label = labelFalse
 		if ix.h.Builds[real].Status == datasets.StatusSucceeded {
@@ -374,37 +381,78 @@ func (ix *Index) mayConflict(a, c int) bool {
 
 // labelPair derives the conflict label of a candidate pair (see the package comment).
 func (ix *Index) labelPair(p *pairInfo) {
-	aLabel := ix.changes[p.ahead].label
-	alone, with := labelUnknown, labelUnknown
-	for _, bi := range ix.changes[p.behind].builds {
+	// The behind change B's evidence: okAny, some build succeeded (so B succeeds alone:
+	// adding changes to a path cannot make it succeed); failWithout, some build without
+	// A failed; okWith, some build with A succeeded (no conflict); conflictEv, some build
+	// on a path P holding A failed while one on P without A succeeded (a conflict).
+	var okAny, failWithout, okWith, conflictEv bool
+	behind := ix.changes[p.behind].builds
+	for _, bi := range behind {
 		b := &ix.h.Builds[bi]
 		if !decisive(b.Status) {
 			continue
 		}
 		ok := b.Status == datasets.StatusSucceeded
-		if slices.Contains(ix.builds[bi].path, p.ahead) {
-			// "fails with A": true as soon as one failed, false while all succeeded.
-			if !ok {
-				with = labelTrue
-			} else if with == labelUnknown {
-				with = labelFalse
-			}
-		} else {
-			if ok {
-				alone = labelTrue
-			} else if alone == labelUnknown {
-				alone = labelFalse
-			}
+		has := slices.Contains(ix.builds[bi].path, p.ahead)
+		switch {
+		case ok:
+			okAny = true
+			okWith = okWith || has
+		case !has:
+			failWithout = true
+		case !conflictEv:
+			conflictEv = ix.succeededWithout(behind, bi, p.ahead)
 		}
 	}
+	aLabel := ix.changes[p.ahead].label
 	switch {
-	case aLabel == labelFalse || alone == labelFalse || with == labelFalse:
-		p.label = labelFalse
-	case aLabel == labelTrue && alone == labelTrue && with == labelTrue:
+	case aLabel == labelFalse || (!okAny && failWithout):
+		p.label = labelNotBoth
+	case aLabel == labelUnknown || !okAny:
+		p.label = labelUnknown
+	case okWith && conflictEv:
+		p.label = labelContradictory
+	case conflictEv:
 		p.label = labelTrue
+	case okWith:
+		p.label = labelFalse
 	default:
 		p.label = labelUnknown
 	}
+}
+
+// succeededWithout reports whether one of the builds (a change's) succeeded on the path
+// of build failed without change a: on the same set of changes less a.
+func (ix *Index) succeededWithout(builds []int32, failed, a int32) bool {
+	fp := ix.builds[failed].path
+	want := ix.builds[failed].pathSum - pathHash(a)
+	for _, bi := range builds {
+		bb := &ix.builds[bi]
+		if bb.pathSum != want || len(bb.path) != len(fp)-1 || ix.h.Builds[bi].Status != datasets.StatusSucceeded {
+			continue
+		}
+		same := true
+		for _, x := range fp {
+			if x != a && !slices.Contains(bb.path, x) {
+				same = false
+				break
+			}
+		}
+		if same && !slices.Contains(bb.path, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// pathHash maps a change index to a pseudo-random 64-bit number (SplitMix64), whose sums
+// over a path identify the path's set of changes up to rare collisions, which callers
+// rule out by comparing the sets.
+func pathHash(ci int32) uint64 {
+	z := uint64(ci) + 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
 
 // collectEvents lists the developer-statistics events: every decided change at its
@@ -427,7 +475,7 @@ func (ix *Index) collectEvents() {
 		}
 	}
 	for _, p := range ix.pairs {
-		if p.label == labelUnknown {
+		if p.label < 0 {
 			continue
 		}
 		at := ix.changes[p.ahead].decided
@@ -537,7 +585,7 @@ func (ix *Index) speculate(i int) {
 
 // Speculation returns the speculation state the index derived for the build with index
 // bi in the history's builds table: the Speculation a build-time row of that build, or a
-// success row whose as-of build it is, was computed from.
+// success row whose label it gives, was computed from.
 func (ix *Index) Speculation(bi int) Speculation { return ix.builds[bi].spec }
 
 // DevStats returns the developer statistics of change ci (its index in the changes

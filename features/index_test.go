@@ -95,8 +95,8 @@ func TestTinyHistorySuccess(t *testing.T) {
 	if want := []string{"c1", "c2", "c3", "c4"}; !equalStrings(tb.ChangeID, want) {
 		t.Fatalf("success rows = %v, want %v", tb.ChangeID, want)
 	}
-	if want := []string{"b1", "b4", "b6", "b8"}; !equalStrings(tb.BuildID, want) {
-		t.Errorf("as-of builds = %v, want %v", tb.BuildID, want)
+	if want := []string{"b1", "b2", "b5", "b8"}; !equalStrings(tb.BuildID, want) {
+		t.Errorf("labelling builds = %v, want %v", tb.BuildID, want)
 	}
 	// c2: its real path is [c1] (b2 succeeded) although b4 on the empty path failed; c3:
 	// real path [c2] failed (b5); c4: c3 was rejected, so the empty path (b8).
@@ -118,21 +118,22 @@ func TestTinyHistorySuccess(t *testing.T) {
 		"dev_prior_changes":        0, "dev_prior_success_rate": 0.5, "dev_prior_conflict_rate": 0.5,
 		"spec_succeeded": 0, "spec_failed": 0, "queue_ahead": 0, "conflicts_count": 0,
 	})
-	// c2: c1 pending (targets share y); as-of build b4 started at 4, nothing decisive
-	// finished before (b3 is infra_failed).
+	// c2: c1 pending (targets share y); labelling build b2 on [c1] (15 lines) started at
+	// 3, nothing decisive finished before.
 	checkRow(t, tb, 1, map[string]float64{
 		"dev_prior_changes": 0, "queue_ahead": 1, "conflicts_count": 1,
-		"spec_succeeded": 0, "spec_failed": 0, "speculation_height": 0, "path_changes": 0,
-		"log1p_path_lines_changed": 0,
+		"spec_succeeded": 0, "spec_failed": 0, "speculation_height": 1, "path_changes": 1,
+		"log1p_path_lines_changed": math.Log1p(15),
 	})
 	// c3 at minute 12 sees c1 (alice, succeeded, decided at 10): population 1 of 1, so
 	// m = 2/3 and alice's rate is (1 + 5*2/3) / (1 + 5) = 13/18; no pair decided yet.
-	// As-of build b6 started at 19, after b5 failed at 18.
+	// Labelling build b5 on [c2] started at 13, before any build of c3 finished; b6,
+	// which started after b5 failed, is not the row's.
 	checkRow(t, tb, 2, map[string]float64{
 		"dev_prior_changes": 1, "log1p_dev_prior_changes": math.Log1p(1),
 		"dev_prior_success_rate": 13.0 / 18, "dev_prior_conflict_rate": 0.5,
-		"queue_ahead": 1, "conflicts_count": 1, "spec_succeeded": 0, "spec_failed": 1,
-		"affected_targets": 1,
+		"queue_ahead": 1, "conflicts_count": 1, "spec_succeeded": 0, "spec_failed": 0,
+		"speculation_height": 1, "path_changes": 1, "affected_targets": 1,
 	})
 	// c4 at minute 25 sees c1, c2 (succeeded) and the pair (c1, c2), not conflicted,
 	// decided at 20: carol is new, so she gets the population: m = 3/4, conflict 1/3.
@@ -149,8 +150,9 @@ func TestTinyHistoryConflict(t *testing.T) {
 	if !equalStrings(tb.AheadID, []string{"c1", "c2"}) || !equalStrings(tb.ChangeID, []string{"c2", "c3"}) {
 		t.Fatalf("pairs = %v behind %v, want (c1,c2) (c2,c3)", tb.AheadID, tb.ChangeID)
 	}
-	// (c1, c2): c2 failed alone (b4), so no conflict. (c2, c3): c2 succeeded alone, c3
-	// succeeded alone (b6) and failed on [c2] (b5).
+	// (c1, c2): c2 succeeded with c1 (b2), so no conflict, although b4 on the empty path
+	// failed. (c2, c3): c2 succeeded (its label), c3 succeeded on the empty path (b6) and
+	// failed on [c2] (b5).
 	if want := []float64{0, 1}; !sameBits(tb.Y, want) {
 		t.Errorf("conflict labels = %v, want %v", tb.Y, want)
 	}
@@ -220,10 +222,10 @@ func TestTinyHistoryServing(t *testing.T) {
 		}
 		return d
 	}
-	// c3's success row: as-of build b6, one failed build before it, c2 pending and
-	// overlapping, no path.
+	// c3's success row: labelling build b5 on [c2] (15 lines), nothing finished before
+	// it, c2 pending and overlapping.
 	c3 := &h.Changes[2]
-	spec := Speculation{Succeeded: 0, Failed: 1, Height: 0, ConflictsCount: 1, QueueAhead: 1, PathChanges: 0, PathLinesChanged: 0}
+	spec := Speculation{Succeeded: 0, Failed: 0, Height: 1, ConflictsCount: 1, QueueAhead: 1, PathChanges: 1, PathLinesChanged: 15}
 	got := Success(make([]float64, NSuccess), c3, spec, frozen(12).Lookup("alice"))
 	if !sameBits(got, succ.Row(2)) {
 		t.Errorf("Success(c3) = %v\nbuilder row   %v", got, succ.Row(2))

@@ -130,13 +130,32 @@ func TestConflictLabels(t *testing.T) {
 		{"conflicted whatever else is on the path", [2][]string{}, []datasets.Build{aliceOK,
 			build("b1", "B", ok, 3, 6, 60, "X"), build("b2", "B", fail, 3, 7, 60, "X", "A")}, 10, 1, ""},
 		{"ahead fails alone", [2][]string{}, []datasets.Build{build("a1", "A", fail, 1, 5, 60),
-			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, 0, ""},
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, -1, SkipNotBothSucceedAlone},
 		{"behind fails alone", [2][]string{}, []datasets.Build{aliceOK,
-			build("b1", "B", fail, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, 0, ""},
+			build("b1", "B", fail, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, -1, SkipNotBothSucceedAlone},
+		{"behind fails without ahead on another path", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", fail, 3, 6, 60, "X")}, 10, -1, SkipNotBothSucceedAlone},
 		{"behind succeeds with ahead", [2][]string{}, []datasets.Build{aliceOK,
 			build("b2", "B", ok, 3, 7, 60, "A")}, 10, 0, ""},
+		{"success with ahead outweighs a failure without it", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", fail, 3, 6, 60), build("b2", "B", ok, 3, 7, 60, "A")}, 10, 0, ""},
 		{"one success alone is enough", [2][]string{}, []datasets.Build{aliceOK,
 			build("b0", "B", fail, 3, 5, 60), build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, 1, ""},
+		{"paths compared as sets", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60, "X", "Y"), build("b2", "B", fail, 3, 7, 60, "Y", "A", "X")}, 10, 1, ""},
+		{"bystander: fails with ahead and another change", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A", "X")}, 10, -1, SkipUndetermined},
+		{"culprit found by bisection", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A", "X"),
+			build("b3", "B", fail, 21, 25, 60, "A"), build("b4", "B", ok, 21, 25, 60, "X")}, 10, 1, ""},
+		{"bystander cleared by bisection", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "X", "A"),
+			build("b3", "B", fail, 21, 25, 60, "X"), build("b4", "B", ok, 21, 25, 60, "A")}, 10, 0, ""},
+		{"failure on the path without ahead is no evidence", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "X", "A"),
+			build("b3", "B", fail, 21, 25, 60, "X")}, 10, -1, SkipUndetermined},
+		{"contradictory builds", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A"), build("b3", "B", ok, 8, 9, 60, "A")}, 10, -1, SkipContradictory},
 		{"undetermined: only failed with ahead", [2][]string{}, []datasets.Build{aliceOK,
 			build("b2", "B", fail, 3, 7, 60, "A")}, 10, -1, SkipUndetermined},
 		{"undetermined: ahead has no label", [2][]string{}, []datasets.Build{
@@ -163,13 +182,14 @@ func TestConflictLabels(t *testing.T) {
 			h := &datasets.History{
 				Changes: []datasets.Change{
 					change("X", "carol", -1, 1, landed, "q"), // no submission time: in no pair
+					change("Y", "dan", -1, 1, landed, "q"),
 					change("A", "alice", 0, tc.decA, landed, ta...),
 					change("B", "bob", 2, 20, landed, tb...),
 				},
 				Builds: tc.builds,
 			}
-			h.Changes[1].AffectedTargets = ta
-			h.Changes[2].AffectedTargets = tb
+			h.Changes[2].AffectedTargets = ta
+			h.Changes[3].AffectedTargets = tb
 			_, tab := tableOf(t, h, KindConflict)
 			var got float64 = -1
 			for r := range tab.Y {
@@ -190,4 +210,44 @@ func TestConflictLabels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSuccessRowIgnoresCulpritBuilds plants the builds a queue runs after rejecting a
+// change to find the culprit: they start after the deciding build finished, so they
+// must not change the change's success row, whose speculation counts describe the start
+// of the deciding build.
+func TestSuccessRowIgnoresCulpritBuilds(t *testing.T) {
+	hist := func(culprit bool) *datasets.History {
+		h := &datasets.History{
+			Changes: []datasets.Change{
+				change("c1", "a", 0, 10, landed, "x"),
+				change("c2", "b", 2, 12, reject, "x", "y"),
+			},
+			Builds: []datasets.Build{
+				build("b1", "c1", ok, 1, 5, 240),
+				build("b2", "c2", fail, 3, 7, 240),            // speculated c1 would be rejected
+				build("b3", "c2", fail, 7.5, 11.5, 240, "c1"), // the deciding build
+			},
+		}
+		if culprit {
+			h.Builds = append(h.Builds,
+				build("b4", "c2", ok, 13, 17, 240),         // alone: c2 is good
+				build("b5", "c2", infra, 17, 18, 60, "c1"), // ignored
+			)
+		}
+		return h
+	}
+	_, base := tableOf(t, hist(false), KindSuccess)
+	_, got := tableOf(t, hist(true), KindSuccess)
+	if base.NRows() != 2 || got.NRows() != 2 {
+		t.Fatalf("rows %v and %v, want c1 and c2", base.ChangeID, got.ChangeID)
+	}
+	if got.BuildID[1] != "b3" || got.Y[1] != 0 {
+		t.Errorf("c2's row: build %s label %v, want b3 and 0", got.BuildID[1], got.Y[1])
+	}
+	if !sameBits(base.Row(1), got.Row(1)) {
+		t.Errorf("culprit builds changed c2's row:\n%v\n%v", base.Row(1), got.Row(1))
+	}
+	// At b3's start (7.5) only b2 had finished (failed); b3 itself is not counted.
+	checkRow(t, got, 1, map[string]float64{"spec_succeeded": 0, "spec_failed": 1, "path_changes": 1, "speculation_height": 1})
 }

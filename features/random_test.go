@@ -72,10 +72,19 @@ func randomHistory(rng *rand.Rand, n int) *datasets.History {
 		sj := cj.SubmittedAt
 		span := cj.DecidedAt.Sub(sj)
 		for k := range rng.IntN(6) {
+			// Random subsets of the changes ahead, and, as a queue's culprit finding
+			// builds them, the empty path and single changes.
 			var path []string
-			for _, a := range ahead {
-				if rng.IntN(2) == 0 {
-					path = append(path, a)
+			switch rng.IntN(3) {
+			case 0:
+				for _, a := range ahead {
+					if rng.IntN(2) == 0 {
+						path = append(path, a)
+					}
+				}
+			case 1:
+				if len(ahead) > 0 {
+					path = []string{ahead[rng.IntN(len(ahead))]}
 				}
 			}
 			start := sj.Add(time.Duration(rng.Float64() * 0.8 * float64(span)))
@@ -133,7 +142,8 @@ func rowKey(tb *Table, r int) string {
 	if tb.AheadID != nil {
 		k = tb.AheadID[r] + ">" + k
 	}
-	if tb.Schema.Kind == KindBuildTime {
+	if tb.BuildID != nil {
+		// A success row describes its labelling build: another one is another row.
 		k += "/" + tb.BuildID[r]
 	}
 	return k
@@ -243,10 +253,10 @@ func TestLeakage(t *testing.T) {
 // submission time, serialised and read back) gives exactly the builder's row.
 func TestServingMatchesTraining(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
-	h := randomHistory(rng, 120)
+	h := randomHistory(rng, 300)
 	checkServing(t, h)
 	// Large diffs: target sets past bitsetMin, unsorted, with duplicates.
-	h = randomHistory(rng, 120)
+	h = randomHistory(rng, 300)
 	for i := range h.Changes {
 		if rng.IntN(4) == 0 {
 			n := bitsetMin + rng.IntN(200)

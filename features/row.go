@@ -14,9 +14,10 @@ var nan = math.NaN()
 // scorer receives it with the request. NaN means unknown.
 //
 // A prediction is about one build (one node of the speculation tree): for a build-time
-// prediction the build to be timed; for a success prediction the speculation the queue is
-// about to run for the change, as in training, where it is the change's last decisive
-// build. Succeeded and Failed count builds finished before that build started.
+// prediction the build to be timed; for a success prediction the speculative build the
+// queue is about to run for the change on a given path, as in training, where it is the
+// build the change's label is taken from (its build on the path of the changes that
+// really landed). Succeeded and Failed count builds finished before that build started.
 type Speculation struct {
 	// Succeeded and Failed count the change's own builds that finished with that status
 	// before now (infra_failed and aborted builds are not counted).

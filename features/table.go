@@ -35,8 +35,9 @@ type Table struct {
 	ChangeID []string
 	// AheadID is the ahead change of each conflict row; nil for the other kinds.
 	AheadID []string
-	// BuildID is the build of each build-time row, or the as-of build of each success row
-	// (the build whose start the speculation counts are taken at); nil for conflicts.
+	// BuildID is the build of each build-time row, or the labelling build of each success
+	// row (the build its label is taken from, whose start its speculation counts describe);
+	// nil for conflicts.
 	BuildID []string
 	// SubmittedAt is the submission time of the change in ChangeID: the time the row's
 	// point-in-time features are taken at, and the key to split on by time.
@@ -175,17 +176,17 @@ func (ix *Index) successRows(ctx context.Context, t *Table) error {
 		case !info.isDecided:
 			t.Skipped[SkipUndecided]++
 			continue
-		case info.asOfBuild < 0:
+		case !info.hasDecisive:
 			t.Skipped[SkipNoDecisiveBuild]++
 			continue
 		case info.label == labelUnknown:
 			t.Skipped[SkipNoRealOrEmptyPathBuild]++
 			continue
 		}
-		success(t.grow(), c, info.nTargets, ix.builds[info.asOfBuild].spec, info.dev)
+		success(t.grow(), c, info.nTargets, ix.builds[info.labelBuild].spec, info.dev)
 		t.Y = append(t.Y, float64(info.label))
 		t.ChangeID = append(t.ChangeID, c.ChangeID)
-		t.BuildID = append(t.BuildID, h.Builds[info.asOfBuild].BuildID)
+		t.BuildID = append(t.BuildID, h.Builds[info.labelBuild].BuildID)
 		t.SubmittedAt = append(t.SubmittedAt, c.SubmittedAt)
 		truth = append(truth, c.TrueProbSuccess)
 		hasTruth = hasTruth || !math.IsNaN(c.TrueProbSuccess)
@@ -212,8 +213,15 @@ func (ix *Index) conflictRows(ctx context.Context, t *Table) error {
 			}
 		}
 		p := &ix.pairs[k]
-		if p.label == labelUnknown {
+		switch p.label {
+		case labelUnknown:
 			t.Skipped[SkipUndetermined]++
+			continue
+		case labelNotBoth:
+			t.Skipped[SkipNotBothSucceedAlone]++
+			continue
+		case labelContradictory:
+			t.Skipped[SkipContradictory]++
 			continue
 		}
 		a, b := &h.Changes[p.ahead], &h.Changes[p.behind]
