@@ -1,9 +1,12 @@
-// Package scoring holds sqpredict's speculation math: the probability that a build of
-// SubmitQueue's speculation tree is needed (P-needed), the best-first selection of the
-// builds to run under a speculation threshold and a worker capacity, the decisions a
-// queue allows now (including bypassing large diffs, BLRD), the finish-order
-// probability P(FT_y < FT_x) and the expected cost of batching. It is pure computation:
-// no I/O, no context, no model; the probabilities come from the caller.
+// Package scoring turns models into the three predictions the speculation engine asks
+// for (Scorer: P-succ, P-conf and the build time (mu, sigma) of changes described by
+// their raw attributes) and holds sqpredict's speculation math: the probability that a
+// build of SubmitQueue's speculation tree is needed (P-needed), the best-first selection
+// of the builds to run under a speculation threshold and a worker capacity, the
+// decisions a queue allows now (including bypassing large diffs, BLRD), the
+// finish-order probability P(FT_y < FT_x) and the expected cost of batching. The
+// speculation math is pure computation: no I/O, no context, no model; its probabilities
+// come from the caller (in predictd, from a Scorer).
 //
 // Sources: paper 000 ("CI at Scale: Lean, Green, and Fast", §IV-VIII), paper 001
 // ("Keeping Master Green at Scale", §4-5) and paper 003 ("Bypassing Large Diffs in
