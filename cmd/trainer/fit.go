@@ -65,7 +65,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	drop := &listFlag{split: true}
 	categorical := &listFlag{split: true}
 	paramArgs := &listFlag{}
-	fs.Var(features, "features", "comma-separated feature columns (default: every column but the target)")
+	fs.Var(features, "features", "comma-separated feature columns (default: every column but the target and the true_* truth columns)")
 	fs.Var(drop, "drop", "comma-separated columns to leave out")
 	fs.Var(categorical, "categorical", "string column to one-hot encode (repeatable or comma-separated)")
 	fs.Var(paramArgs, "param", "algorithm parameter key=value (repeatable; see the list below)")
@@ -97,9 +97,12 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	names, err := featureNames(tr, *train, *target, features.values, drop.values, categorical.values)
+	names, truth, err := featureNames(tr, *train, *target, features.values, drop.values, categorical.values)
 	if err != nil {
 		return err
+	}
+	if len(truth) > 0 {
+		fmt.Fprintf(e.stderr, "fit: left out the truth columns %s (name them in --features to use them)\n", strings.Join(truth, ", "))
 	}
 	in := &fitInput{features: names, params: ps, log: e.stderr}
 	if in.x, in.y, err = frameData(tr, *train, names, *target); err != nil {
@@ -136,44 +139,53 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
+// truthPrefix starts the names of the ground-truth columns of synthetic data ("trainer
+// features" writes them beside the features): known only to the generator, they are
+// never features unless --features names them.
+const truthPrefix = "true_"
+
 // featureNames returns the model's input columns for the training table fr (read from
 // path): the chosen columns in table order, each --categorical one replaced by its
-// "col=value" indicator columns (see algo.go).
-func featureNames(fr *datasets.Frame, path, target string, keep, drop, categorical []string) ([]string, error) {
+// "col=value" indicator columns (see algo.go). Without --features, the truth columns
+// (truthPrefix) are left out and returned as truth.
+func featureNames(fr *datasets.Frame, path, target string, keep, drop, categorical []string) (names, truth []string, err error) {
 	if fr.Index(target) < 0 {
-		return nil, fmt.Errorf("%s: no target column %q (%s)", path, target, columnList(fr))
+		return nil, nil, fmt.Errorf("%s: no target column %q (%s)", path, target, columnList(fr))
 	}
 	var cols []string
 	if len(keep) > 0 {
 		for _, c := range keep {
 			switch {
 			case fr.Index(c) < 0:
-				return nil, fmt.Errorf("%s: no column %q (--features; %s)", path, c, columnList(fr))
+				return nil, nil, fmt.Errorf("%s: no column %q (--features; %s)", path, c, columnList(fr))
 			case c == target:
-				return nil, fmt.Errorf("%w: --features lists the target column %q", errUsage, c)
+				return nil, nil, fmt.Errorf("%w: --features lists the target column %q", errUsage, c)
 			case slices.Contains(cols, c):
-				return nil, fmt.Errorf("%w: --features lists %q twice", errUsage, c)
+				return nil, nil, fmt.Errorf("%w: --features lists %q twice", errUsage, c)
 			}
 			cols = append(cols, c)
 		}
 	} else {
 		for _, c := range drop {
 			if fr.Index(c) < 0 {
-				return nil, fmt.Errorf("%s: no column %q (--drop; %s)", path, c, columnList(fr))
+				return nil, nil, fmt.Errorf("%s: no column %q (--drop; %s)", path, c, columnList(fr))
 			}
 		}
 		for _, c := range fr.Columns {
-			if c.Name != target && !slices.Contains(drop, c.Name) {
+			switch {
+			case c.Name == target || slices.Contains(drop, c.Name):
+			case strings.HasPrefix(c.Name, truthPrefix):
+				truth = append(truth, c.Name)
+			default:
 				cols = append(cols, c.Name)
 			}
 		}
 	}
 	for _, c := range categorical {
 		if !slices.Contains(cols, c) {
-			return nil, fmt.Errorf("%w: --categorical %q is not one of the feature columns", errUsage, c)
+			return nil, nil, fmt.Errorf("%w: --categorical %q is not one of the feature columns", errUsage, c)
 		}
 	}
-	var names []string
 	for _, c := range cols {
 		if !slices.Contains(categorical, c) {
 			names = append(names, c)
@@ -196,16 +208,16 @@ func featureNames(fr *datasets.Frame, path, target string, keep, drop, categoric
 		}
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%s: no feature columns", path)
+		return nil, nil, fmt.Errorf("%s: no feature columns", path)
 	}
 	seen := map[string]bool{}
 	for _, n := range names {
 		if seen[n] {
-			return nil, fmt.Errorf("%s: feature %q occurs twice (a one-hot column has the name of another column)", path, n)
+			return nil, nil, fmt.Errorf("%s: feature %q occurs twice (a one-hot column has the name of another column)", path, n)
 		}
 		seen[n] = true
 	}
-	return names, nil
+	return names, truth, nil
 }
 
 // columnList lists the first columns of fr for an error message.

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sqpredict/sqpredict/datasets"
+	"github.com/sqpredict/sqpredict/models/logistic"
 )
 
 // writeFile writes content to name in a temporary directory and returns its path.
@@ -113,5 +116,50 @@ func TestFitHelpListsParams(t *testing.T) {
 				t.Errorf("fit -h does not list --param %s of %s:\n%s", p.key, name, stderr)
 			}
 		}
+	}
+}
+
+// TestFitLeavesOutTruthColumns checks that the truth columns "trainer features" writes
+// for synthetic data are not features by default, that fit says so, and that
+// --features can still name them.
+func TestFitLeavesOutTruthColumns(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("lines,true_p_success,landed,true_mu_s\n")
+	for i := range 60 {
+		fmt.Fprintf(&b, "%d,%g,%d,%d\n", i%10, 0.2+0.01*float64(i), (i/3+i%10)%2, 100+i)
+	}
+	train := writeFile(t, "train.csv", b.String())
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		want  []string // the model's features
+		note  bool     // fit names the left-out truth columns
+	}{
+		{"default", nil, []string{"lines"}, true},
+		{"drop", []string{"--drop", "true_mu_s"}, []string{"lines"}, true},
+		{"named", []string{"--features", "lines,true_p_success"}, []string{"lines", "true_p_success"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			model := filepath.Join(t.TempDir(), "model.json")
+			args := append([]string{"fit", "--algo", "logistic", "--train", train, "--target", "landed", "--model", model}, tc.extra...)
+			_, stderr, err := runCmd(t, args...)
+			if err != nil {
+				t.Fatalf("trainer %s: %v", strings.Join(args, " "), err)
+			}
+			m, err := logistic.LoadFile(model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.FeatureNames(); !slices.Equal(got, tc.want) {
+				t.Errorf("features = %v, want %v", got, tc.want)
+			}
+			note := strings.Contains(stderr, "left out the truth columns")
+			if note != tc.note {
+				t.Errorf("stderr names left-out truth columns: %v, want %v:\n%s", note, tc.note, stderr)
+			}
+			if tc.name == "default" && !strings.Contains(stderr, "true_p_success, true_mu_s") {
+				t.Errorf("stderr does not list true_p_success, true_mu_s:\n%s", stderr)
+			}
+		})
 	}
 }
