@@ -1265,8 +1265,8 @@ type QueueChange struct {
 	ArrivedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=arrived_at,json=arrivedAt,proto3" json:"arrived_at,omitempty"`
 	// P-succ; predicted when unset.
 	PSucc *float64 `protobuf:"fixed64,3,opt,name=p_succ,json=pSucc,proto3,oneof" json:"p_succ,omitempty"`
-	// Combined build time of the change, seconds; predicted when either is unset, from
-	// the build the speculation counts describe.
+	// Combined build time of the change, seconds; each is predicted when unset, as the
+	// build time of the build the speculation counts describe.
 	BuildTimeMeanSeconds   *float64 `protobuf:"fixed64,4,opt,name=build_time_mean_seconds,json=buildTimeMeanSeconds,proto3,oneof" json:"build_time_mean_seconds,omitempty"`
 	BuildTimeStddevSeconds *float64 `protobuf:"fixed64,5,opt,name=build_time_stddev_seconds,json=buildTimeStddevSeconds,proto3,oneof" json:"build_time_stddev_seconds,omitempty"`
 	// The speculation state of the change, for its predictions.

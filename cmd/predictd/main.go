@@ -1,0 +1,121 @@
+// Command predictd serves sqpredict.v1.Predictor: P-succ, P-conf, build times and
+// speculation plans from the champion (and optional challenger) bundle of a model
+// registry, reloaded without a restart when the registry's pointers move.
+//
+// Usage:
+//
+//	predictd [flags]
+//
+// Without --registry it serves the default bundle built into the binary (trained on a
+// small synthetic history, see internal/defaultbundle) on 127.0.0.1:50051. It reports
+// NOT_SERVING on gRPC health until the first bundle is loaded, exits non-zero when that
+// load fails, and on SIGINT or SIGTERM drains: health NOT_SERVING, GracefulStop (Stop
+// after --shutdown-timeout), then the reload loop stops.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sqpredict/sqpredict/server"
+)
+
+// config is what the flags say.
+type config struct {
+	listen          string
+	registry        string
+	repo            string
+	metricsListen   string
+	challengerShare float64
+	shadow          bool
+	predictionLog   string
+	tlsCert, tlsKey string
+	maxBatch        int
+	reloadInterval  time.Duration
+	shutdownTimeout time.Duration
+	reflection      bool
+	logLevel        slog.Level
+
+	// exampleOut, when not nil, receives a ready-to-paste example request.
+	exampleOut io.Writer
+	// onListen, when set (by tests), is called with the addresses bound.
+	onListen func(grpcAddr, metricsAddr string)
+}
+
+func (c *config) validate() error {
+	switch {
+	case c.listen == "":
+		return errors.New("--listen is empty")
+	case !(c.challengerShare >= 0 && c.challengerShare <= 1):
+		return fmt.Errorf("--challenger-share %v is not in [0, 1]", c.challengerShare)
+	case (c.tlsCert == "") != (c.tlsKey == ""):
+		return errors.New("--tls-cert and --tls-key go together")
+	case c.maxBatch < 0:
+		return fmt.Errorf("--max-batch %d is negative", c.maxBatch)
+	case c.reloadInterval <= 0:
+		return fmt.Errorf("--reload-interval %v is not positive", c.reloadInterval)
+	case c.shutdownTimeout <= 0:
+		return fmt.Errorf("--shutdown-timeout %v is not positive", c.shutdownTimeout)
+	case c.registry == "" && c.repo != "":
+		return errors.New("--repo needs --registry (the default bundle names its own repository)")
+	}
+	return nil
+}
+
+// parseFlags fills a config from args.
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("predictd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:50051", "gRPC address to listen on")
+	fs.StringVar(&c.registry, "registry", "", "model registry folder (default: serve the bundle built into the binary)")
+	fs.StringVar(&c.repo, "repo", "", "repository to serve (default: the registry's only one)")
+	fs.StringVar(&c.metricsListen, "metrics-listen", "", "HTTP address for Prometheus /metrics (default: none)")
+	fs.Float64Var(&c.challengerShare, "challenger-share", 0, "share of changes, in [0, 1], routed to the challenger by a hash of the change id")
+	fs.BoolVar(&c.shadow, "shadow", false, "score every request with the challenger too, log both, return the champion's")
+	fs.StringVar(&c.predictionLog, "prediction-log", "", "folder of rotating JSON-lines prediction logs (default: none)")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key file (PEM)")
+	fs.IntVar(&c.maxBatch, "max-batch", server.DefaultMaxBatch, "largest number of items in any list of a request")
+	fs.DurationVar(&c.reloadInterval, "reload-interval", 10*time.Second, "how often to poll the registry's pointers")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long to drain requests before stopping hard")
+	fs.BoolVar(&c.reflection, "reflection", false, "register gRPC server reflection")
+	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "predictd:", err)
+		os.Exit(2)
+	}
+	cfg.exampleOut = os.Stderr
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("predictd failed", "err", err)
+		os.Exit(1)
+	}
+}

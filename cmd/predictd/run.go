@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+
+	"github.com/sqpredict/sqpredict/internal/bundleload"
+	"github.com/sqpredict/sqpredict/internal/defaultbundle"
+	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
+	"github.com/sqpredict/sqpredict/registry"
+	"github.com/sqpredict/sqpredict/server"
+)
+
+// run serves until ctx is done or a part fails. It is the only function that starts
+// goroutines. The parts, each with its start and stop:
+//
+//	registry     open (or install the default bundle into a temporary one) / remove it
+//	gRPC server  Serve / health.Shutdown, GracefulStop, Stop after the timeout
+//	first load   champion, then challenger; a failed champion load ends run
+//	reload loop  registry.Watch + Reloader.Follow / cancel the watch, wait for Follow
+//	metrics      HTTP /metrics / Shutdown
+func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
+	// Registry.
+	regDir, repo := cfg.registry, cfg.repo
+	if regDir == "" {
+		tmp, err := os.MkdirTemp("", "predictd-registry-")
+		if err != nil {
+			return fmt.Errorf("predictd: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		regDir = tmp
+	}
+	reg, err := registry.Open(regDir)
+	if err != nil {
+		return err
+	}
+	if cfg.registry == "" {
+		if repo, _, err = defaultbundle.Install(ctx, reg); err != nil {
+			return err
+		}
+		log.Info("serving the default bundle built into the binary", "repo", repo)
+	} else if repo == "" {
+		repos, err := reg.Repos()
+		if err != nil {
+			return err
+		}
+		if len(repos) != 1 {
+			return fmt.Errorf("predictd: registry %s holds repositories %q: choose one with --repo", regDir, repos)
+		}
+		repo = repos[0]
+	}
+
+	// Metrics, models, service.
+	promReg := prometheus.NewRegistry()
+	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := server.NewMetrics(promReg)
+	models := &server.Models{}
+	healthSrv, ready := server.NewHealth()
+	reloader := &server.Reloader{Models: models, Load: bundleload.Loader(reg, repo), Metrics: metrics, Log: log, OnChampion: ready}
+
+	var predLog *server.RotatingLog
+	if cfg.predictionLog != "" {
+		if predLog, err = server.OpenRotatingLog(cfg.predictionLog, 0, 0); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, predLog.Close()) }()
+	}
+	scfg := server.Config{
+		Repo: repo, MaxBatch: cfg.maxBatch, ChallengerShare: cfg.challengerShare, Shadow: cfg.shadow,
+		Log: log, Metrics: metrics,
+	}
+	if predLog != nil {
+		scfg.PredictionLog = predLog
+	}
+	svc, err := server.NewPredictor(scfg, models)
+	if err != nil {
+		return err
+	}
+
+	// gRPC server.
+	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(server.UnaryInterceptor(log, metrics))}
+	if cfg.tlsCert != "" {
+		creds, err := credentials.NewServerTLSFromFile(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			return fmt.Errorf("predictd: TLS: %w", err)
+		}
+		opts = append(opts, grpc.Creds(creds))
+	}
+	gs := grpc.NewServer(opts...)
+	pb.RegisterPredictorServer(gs, svc)
+	healthpb.RegisterHealthServer(gs, healthSrv)
+	if cfg.reflection {
+		reflection.Register(gs)
+	}
+	lis, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return fmt.Errorf("predictd: %w", err)
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- gs.Serve(lis) }()
+	stopGRPC := func() {
+		healthSrv.Shutdown()
+		done := make(chan struct{})
+		go func() { gs.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(cfg.shutdownTimeout):
+			log.Warn("graceful stop timed out, stopping", "timeout", cfg.shutdownTimeout)
+			gs.Stop()
+			<-done
+		}
+	}
+
+	// Metrics HTTP server.
+	var metricsAddr string
+	var stopMetrics func()
+	if cfg.metricsListen != "" {
+		mlis, err := net.Listen("tcp", cfg.metricsListen)
+		if err != nil {
+			stopGRPC()
+			return fmt.Errorf("predictd: metrics: %w", err)
+		}
+		metricsAddr = mlis.Addr().String()
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(promReg, promhttp.HandlerOpts{Registry: promReg}))
+		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := hs.Serve(mlis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("metrics server failed", "err", err)
+			}
+		}()
+		stopMetrics = func() {
+			sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+			defer cancel()
+			if err := hs.Shutdown(sctx); err != nil {
+				log.Warn("metrics server shutdown", "err", err)
+			}
+		}
+	}
+	stopAll := func(stopReload func()) {
+		stopGRPC()
+		if stopReload != nil {
+			stopReload()
+		}
+		if stopMetrics != nil {
+			stopMetrics()
+		}
+	}
+
+	// First load: the champion must load, the challenger may fail (and is retried by the
+	// reload loop only when its pointer moves).
+	version, err := reg.Champion(repo)
+	if err == nil {
+		err = reloader.Reload(registry.RoleChampion, version)
+	}
+	if err != nil {
+		stopAll(nil)
+		return fmt.Errorf("predictd: first load of %s: %w", repo, err)
+	}
+	if v, err := reg.Challenger(repo); err == nil {
+		_ = reloader.Reload(registry.RoleChallenger, v) // a bad challenger is logged and counted; the champion serves
+	} else if !errors.Is(err, registry.ErrNoPointer) {
+		log.Error("reading the challenger pointer failed", "err", err)
+	}
+
+	// Reload loop.
+	watchCtx, cancelWatch := context.WithCancel(context.Background())
+	followDone := make(chan struct{})
+	go func() {
+		defer close(followDone)
+		reloader.Follow(reg.Watch(watchCtx, repo, cfg.reloadInterval))
+	}()
+	stopReload := func() { cancelWatch(); <-followDone }
+
+	log.Info("serving", "listen", lis.Addr().String(), "repo", repo, "metrics", metricsAddr,
+		"challenger_share", cfg.challengerShare, "shadow", cfg.shadow, "reflection", cfg.reflection, "tls", cfg.tlsCert != "")
+	if cfg.exampleOut != nil {
+		// Printed as is, not through the logger, so that it can be pasted into a shell.
+		fmt.Fprintf(cfg.exampleOut, "example request:\n  %s\n", exampleRequest(lis.Addr().String(), cfg))
+	}
+	if cfg.onListen != nil {
+		cfg.onListen(lis.Addr().String(), metricsAddr)
+	}
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+		stopAll(stopReload)
+		<-serveErr
+		return nil
+	case err := <-serveErr:
+		stopAll(stopReload)
+		return fmt.Errorf("predictd: serving: %w", err)
+	}
+}

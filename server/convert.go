@@ -1,0 +1,351 @@
+package server
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sqpredict/sqpredict/datasets"
+	"github.com/sqpredict/sqpredict/features"
+	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
+	"github.com/sqpredict/sqpredict/scoring"
+)
+
+// Request conversion: every function here reads a request through its getters (and,
+// for proto3 optional fields, whether the field is set), records each offending field
+// in a violations list, and produces the datasets and features values that package
+// scoring computes features from. Optional numbers that are unset become NaN, the
+// feature pipeline's missing value; numbers that are set must be finite and
+// non-negative.
+
+// count returns *p, or NaN when p is nil, recording a violation of field when *p is
+// NaN, infinite or negative.
+func count(p *float64, field string, v *violations) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	x := *p
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		v.add(field, "must be a finite number, got %v (leave the field unset when unknown)", x)
+		return math.NaN()
+	case x < 0:
+		v.add(field, "must not be negative, got %v", x)
+		return math.NaN()
+	}
+	return x
+}
+
+// probability returns *p, recording a violation of field when it is outside [0, 1].
+func probability(p *float64, field string, v *violations) float64 {
+	x := *p
+	if !(x >= 0 && x <= 1) {
+		v.add(field, "must be a probability in [0, 1], got %v", x)
+		return math.NaN()
+	}
+	return x
+}
+
+func flagFromProto(f pb.Flag, field string, v *violations) datasets.Flag {
+	switch f {
+	case pb.Flag_FLAG_UNKNOWN:
+		return datasets.FlagUnknown
+	case pb.Flag_FLAG_FALSE:
+		return datasets.FlagFalse
+	case pb.Flag_FLAG_TRUE:
+		return datasets.FlagTrue
+	}
+	v.add(field, "unknown flag value %d", f)
+	return datasets.FlagUnknown
+}
+
+// changeFromProto converts the attributes of c, a change of repo at the request path
+// field, into a datasets.Change. A nil c is a violation.
+func changeFromProto(c *pb.Change, repo, field string, v *violations) datasets.Change {
+	if c == nil {
+		v.add(field, "missing")
+		return datasets.Change{}
+	}
+	out := datasets.Change{
+		ChangeID:   c.GetChangeId(),
+		Repo:       repo,
+		RevisionID: c.GetRevisionId(),
+		Author:     c.GetAuthor(),
+	}
+	if out.ChangeID == "" {
+		v.add(field+".change_id", "must not be empty")
+	}
+	if at := c.GetSubmittedAt(); at != nil {
+		if err := at.CheckValid(); err != nil {
+			v.add(field+".submitted_at", "%v", err)
+		} else {
+			out.SubmittedAt = at.AsTime()
+		}
+	}
+	f := field + "."
+	out.TargetsChanged = count(c.TargetsChanged, f+"targets_changed", v)
+	out.TargetsAdded = count(c.TargetsAdded, f+"targets_added", v)
+	out.TargetsRemoved = count(c.TargetsRemoved, f+"targets_removed", v)
+	out.LinesAdded = count(c.LinesAdded, f+"lines_added", v)
+	out.LinesRemoved = count(c.LinesRemoved, f+"lines_removed", v)
+	out.Hunks = count(c.Hunks, f+"hunks", v)
+	out.FilesChanged = count(c.FilesChanged, f+"files_changed", v)
+	out.Commits = count(c.Commits, f+"commits", v)
+	out.BinariesAdded = count(c.BinariesAdded, f+"binaries_added", v)
+	out.BinariesRemoved = count(c.BinariesRemoved, f+"binaries_removed", v)
+	out.InitialChecksPassed = count(c.InitialChecksPassed, f+"initial_checks_passed", v)
+	out.InitialChecksFailed = count(c.InitialChecksFailed, f+"initial_checks_failed", v)
+	if t := c.GetAffectedTargets(); t != nil {
+		out.AffectedTargets = t.GetNames()
+		if out.AffectedTargets == nil {
+			out.AffectedTargets = []string{} // known and empty, not unknown
+		}
+	}
+	out.RevisionSubmissions = count(c.RevisionSubmissions, f+"revision_submissions", v)
+	out.RevisionHasRevertPlan = flagFromProto(c.GetRevisionHasRevertPlan(), f+"revision_has_revert_plan", v)
+	out.RevisionHasTestPlan = flagFromProto(c.GetRevisionHasTestPlan(), f+"revision_has_test_plan", v)
+	out.AuthorTenureDays = count(c.AuthorTenureDays, f+"author_tenure_days", v)
+	out.AuthorLevel = count(c.AuthorLevel, f+"author_level", v)
+	out.TrueProbSuccess = math.NaN()
+	return out
+}
+
+// specFromProto converts speculation counts; nil means every count unknown.
+func specFromProto(s *pb.SpeculationCounts, field string, v *violations) features.Speculation {
+	if s == nil {
+		nan := math.NaN()
+		return features.Speculation{Succeeded: nan, Failed: nan, Height: nan, ConflictsCount: nan, QueueAhead: nan, PathChanges: nan, PathLinesChanged: nan}
+	}
+	f := field + "."
+	return features.Speculation{
+		Succeeded:        count(s.Succeeded, f+"succeeded", v),
+		Failed:           count(s.Failed, f+"failed", v),
+		Height:           count(s.Height, f+"height", v),
+		ConflictsCount:   count(s.ConflictsCount, f+"conflicts_count", v),
+		QueueAhead:       count(s.QueueAhead, f+"queue_ahead", v),
+		PathChanges:      count(s.PathChanges, f+"path_changes", v),
+		PathLinesChanged: count(s.PathLinesChanged, f+"path_lines_changed", v),
+	}
+}
+
+// batchSize records a violation when a list of n items is empty or longer than max.
+func batchSize(n, max int, field string, v *violations) {
+	switch {
+	case n == 0:
+		v.add(field, "must not be empty")
+	case n > max:
+		v.add(field, "holds %d items, more than the limit of %d", n, max)
+	}
+}
+
+// changeSet converts a list of changes and indexes them by id, recording duplicate ids.
+func changeSet(list []*pb.Change, repo, field string, v *violations) ([]datasets.Change, map[string]int) {
+	changes := make([]datasets.Change, len(list))
+	index := make(map[string]int, len(list))
+	for i, c := range list {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		changes[i] = changeFromProto(c, repo, f, v)
+		id := changes[i].ChangeID
+		if id == "" {
+			continue
+		}
+		if j, dup := index[id]; dup {
+			v.add(f+".change_id", "duplicate id %q, also %s[%d]", id, field, j)
+			continue
+		}
+		index[id] = i
+	}
+	return changes, index
+}
+
+// SuccessFromProto converts and validates a PredictSuccessRequest for repo with at most
+// maxBatch changes. It returns the scorer's inputs and the change ids in request order,
+// or an *InvalidRequestError.
+func SuccessFromProto(req *pb.PredictSuccessRequest, repo string, maxBatch int) ([]scoring.SuccessInput, []string, error) {
+	var v violations
+	checkRepo(req.GetRepo(), repo, &v)
+	list := req.GetChanges()
+	batchSize(len(list), maxBatch, "changes", &v)
+	if err := v.err(); err != nil {
+		return nil, nil, err
+	}
+	changes := make([]datasets.Change, len(list))
+	in := make([]scoring.SuccessInput, len(list))
+	ids := make([]string, len(list))
+	seen := make(map[string]int, len(list))
+	for i, q := range list {
+		f := fmt.Sprintf("changes[%d]", i)
+		changes[i] = changeFromProto(q.GetChange(), repo, f+".change", &v)
+		id := changes[i].ChangeID
+		if j, dup := seen[id]; dup && id != "" {
+			v.add(f+".change.change_id", "duplicate id %q, also changes[%d]", id, j)
+		}
+		seen[id] = i
+		ids[i] = id
+		in[i] = scoring.SuccessInput{Change: &changes[i], Spec: specFromProto(q.GetSpeculation(), f+".speculation", &v)}
+	}
+	if err := v.err(); err != nil {
+		return nil, nil, err
+	}
+	return in, ids, nil
+}
+
+// ConflictFromProto converts and validates a PredictConflictRequest: every pair must
+// name two different changes of the request. It returns the scorer's inputs.
+func ConflictFromProto(req *pb.PredictConflictRequest, repo string, maxBatch int) ([]scoring.PairInput, error) {
+	var v violations
+	checkRepo(req.GetRepo(), repo, &v)
+	batchSize(len(req.GetPairs()), maxBatch, "pairs", &v)
+	batchSize(len(req.GetChanges()), maxBatch, "changes", &v)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	changes, index := changeSet(req.GetChanges(), repo, "changes", &v)
+	in := make([]scoring.PairInput, len(req.GetPairs()))
+	for i, p := range req.GetPairs() {
+		f := fmt.Sprintf("pairs[%d]", i)
+		a, okA := lookup(index, p.GetAheadChangeId(), f+".ahead_change_id", &v)
+		b, okB := lookup(index, p.GetBehindChangeId(), f+".behind_change_id", &v)
+		if !okA || !okB {
+			continue
+		}
+		if a == b {
+			v.add(f+".behind_change_id", "names the same change as ahead_change_id")
+			continue
+		}
+		in[i] = scoring.PairInput{Ahead: &changes[a], Behind: &changes[b]}
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// BuildTimeFromProto converts and validates a PredictBuildTimeRequest: every build must
+// name a change of the request. It returns the scorer's inputs.
+func BuildTimeFromProto(req *pb.PredictBuildTimeRequest, repo string, maxBatch int) ([]scoring.BuildInput, error) {
+	var v violations
+	checkRepo(req.GetRepo(), repo, &v)
+	batchSize(len(req.GetBuilds()), maxBatch, "builds", &v)
+	batchSize(len(req.GetChanges()), maxBatch, "changes", &v)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	changes, index := changeSet(req.GetChanges(), repo, "changes", &v)
+	in := make([]scoring.BuildInput, len(req.GetBuilds()))
+	for i, b := range req.GetBuilds() {
+		f := fmt.Sprintf("builds[%d]", i)
+		spec := specFromProto(b.GetSpeculation(), f+".speculation", &v)
+		c, ok := lookup(index, b.GetChangeId(), f+".change_id", &v)
+		if !ok {
+			continue
+		}
+		in[i] = scoring.BuildInput{Change: &changes[c], Spec: spec}
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// checkRepo records a violation when the request names a repository other than the
+// server's; an empty name means the server's.
+func checkRepo(got, repo string, v *violations) {
+	if got != "" && got != repo {
+		v.add("repo", "unknown repository %q: this server serves %q", got, repo)
+	}
+}
+
+// lookup returns the index of change id, recording a violation of field when it is
+// empty or not in the request.
+func lookup(index map[string]int, id, field string, v *violations) (int, bool) {
+	if id == "" {
+		v.add(field, "must not be empty")
+		return 0, false
+	}
+	i, ok := index[id]
+	if !ok {
+		v.add(field, "change %q is not in the request's changes", id)
+	}
+	return i, ok
+}
+
+// speculationInput is a validated ScoreSpeculationRequest: its changes and speculation
+// counts, the conflict edges as indices into changes, and which values the models must
+// predict.
+type speculationInput struct {
+	changes []datasets.Change
+	specs   []features.Speculation
+	// ahead and behind are the change indices of each conflict edge.
+	ahead, behind []int
+	// needSucc, needTime and needConf list the changes whose P-succ or build time, and
+	// the conflicts whose P-conf, the caller left out.
+	needSucc, needTime, needConf []int
+}
+
+// speculationFromProto validates a ScoreSpeculationRequest. The builds, policy and
+// thresholds are checked later by SpeculationFromProto and scoring.Speculate.
+func speculationFromProto(req *pb.ScoreSpeculationRequest, repo string, maxBatch int) (*speculationInput, error) {
+	var v violations
+	checkRepo(req.GetRepo(), repo, &v)
+	batchSize(len(req.GetChanges()), maxBatch, "changes", &v)
+	if n := len(req.GetConflicts()); n > maxBatch {
+		v.add("conflicts", "holds %d items, more than the limit of %d", n, maxBatch)
+	}
+	if n := len(req.GetBuilds()); n > maxBatch {
+		v.add("builds", "holds %d items, more than the limit of %d", n, maxBatch)
+	}
+	if req.GetCapacity() < 1 {
+		v.add("capacity", "must be at least 1, got %d", req.GetCapacity())
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	n := len(req.GetChanges())
+	in := &speculationInput{changes: make([]datasets.Change, n), specs: make([]features.Speculation, n)}
+	index := make(map[string]int, n)
+	for i, q := range req.GetChanges() {
+		f := fmt.Sprintf("changes[%d]", i)
+		in.changes[i] = changeFromProto(q.GetChange(), repo, f+".change", &v)
+		in.specs[i] = specFromProto(q.GetSpeculation(), f+".speculation", &v)
+		if id := in.changes[i].ChangeID; id != "" {
+			if j, dup := index[id]; dup {
+				v.add(f+".change.change_id", "duplicate id %q, also changes[%d]", id, j)
+			}
+			index[id] = i
+		}
+		if q.PSucc == nil {
+			in.needSucc = append(in.needSucc, i)
+		} else {
+			probability(q.PSucc, f+".p_succ", &v)
+		}
+		if q.BuildTimeMeanSeconds == nil || q.BuildTimeStddevSeconds == nil {
+			in.needTime = append(in.needTime, i)
+		}
+		if q.BuildTimeMeanSeconds != nil {
+			count(q.BuildTimeMeanSeconds, f+".build_time_mean_seconds", &v)
+		}
+		if q.BuildTimeStddevSeconds != nil {
+			count(q.BuildTimeStddevSeconds, f+".build_time_stddev_seconds", &v)
+		}
+	}
+	in.ahead = make([]int, len(req.GetConflicts()))
+	in.behind = make([]int, len(req.GetConflicts()))
+	for e, c := range req.GetConflicts() {
+		f := fmt.Sprintf("conflicts[%d]", e)
+		a, okA := lookup(index, c.GetAheadChangeId(), f+".ahead_change_id", &v)
+		b, okB := lookup(index, c.GetBehindChangeId(), f+".behind_change_id", &v)
+		if okA && okB && a == b {
+			v.add(f+".behind_change_id", "names the same change as ahead_change_id")
+		}
+		in.ahead[e], in.behind[e] = a, b
+		if c.PConf == nil {
+			in.needConf = append(in.needConf, e)
+		} else {
+			probability(c.PConf, f+".p_conf", &v)
+		}
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return in, nil
+}

@@ -1,0 +1,98 @@
+package server
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/codes"
+
+	"github.com/sqpredict/sqpredict/registry"
+)
+
+// Metrics are the Prometheus metrics of the server, registered on the Registerer given
+// to NewMetrics (never on the global registry). A nil *Metrics records nothing.
+type Metrics struct {
+	requests       *prometheus.CounterVec
+	latency        *prometheus.HistogramVec
+	predictions    *prometheus.CounterVec
+	reloadOK       *prometheus.GaugeVec
+	reloadTime     *prometheus.GaugeVec
+	reloadDuration *prometheus.HistogramVec
+}
+
+// NewMetrics creates the server's metrics and registers them on reg:
+//
+//	predictd_requests_total{method,code}                          requests answered
+//	predictd_request_duration_seconds{method,code}                handler latency
+//	predictd_predictions_total{kind,version,role}                 predictions returned or shadowed
+//	predictd_model_last_reload_successful{role}                   1 if the last load succeeded
+//	predictd_model_last_reload_success_timestamp_seconds{role}    time of the last good load
+//	predictd_model_reload_duration_seconds{role}                  time to load and verify a bundle
+//
+// It panics if a metric is already registered on reg, as prometheus.MustRegister does.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "predictd_requests_total",
+			Help: "gRPC requests answered, by method and status code.",
+		}, []string{"method", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "predictd_request_duration_seconds",
+			Help: "Time to answer a gRPC request, by method and status code.",
+			// From 50µs: a single-build request takes well under a millisecond.
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
+		}, []string{"method", "code"}),
+		predictions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "predictd_predictions_total",
+			Help: "Predictions made, by kind (success, conflict, buildtime), model version and role; shadow predictions included.",
+		}, []string{"kind", "version", "role"}),
+		reloadOK: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "predictd_model_last_reload_successful",
+			Help: "Whether the last attempt to load a bundle for the role succeeded (1) or not (0).",
+		}, []string{"role"}),
+		reloadTime: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "predictd_model_last_reload_success_timestamp_seconds",
+			Help: "Unix time of the last successful bundle load for the role.",
+		}, []string{"role"}),
+		reloadDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "predictd_model_reload_duration_seconds",
+			Help:    "Time to load and verify a bundle, successful or not.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
+		}, []string{"role"}),
+	}
+	reg.MustRegister(m.requests, m.latency, m.predictions, m.reloadOK, m.reloadTime, m.reloadDuration)
+	return m
+}
+
+// request records one answered request.
+func (m *Metrics) request(method string, code codes.Code, d time.Duration) {
+	if m == nil {
+		return
+	}
+	c := code.String()
+	m.requests.WithLabelValues(method, c).Inc()
+	m.latency.WithLabelValues(method, c).Observe(d.Seconds())
+}
+
+// predicted records n predictions of kind by model.
+func (m *Metrics) predicted(kind string, model *Model, n int) {
+	if m == nil || n == 0 {
+		return
+	}
+	m.predictions.WithLabelValues(kind, model.Version, model.Role.String()).Add(float64(n))
+}
+
+// reloaded records the result of one load attempt for role.
+func (m *Metrics) reloaded(role registry.Role, err error, start, end time.Time) {
+	if m == nil {
+		return
+	}
+	r := role.String()
+	m.reloadDuration.WithLabelValues(r).Observe(end.Sub(start).Seconds())
+	if err != nil {
+		m.reloadOK.WithLabelValues(r).Set(0)
+		return
+	}
+	m.reloadOK.WithLabelValues(r).Set(1)
+	m.reloadTime.WithLabelValues(r).Set(float64(end.UnixNano()) / 1e9)
+}

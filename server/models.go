@@ -1,0 +1,156 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/sqpredict/sqpredict/registry"
+	"github.com/sqpredict/sqpredict/scoring"
+)
+
+// Model is a loaded, verified bundle: the scorer of its models and its manifest. It is
+// read-only once built; a reload replaces the *Model, never changes it.
+type Model struct {
+	// Role is the pointer the bundle was loaded for.
+	Role registry.Role
+	// Version is the bundle's registry version.
+	Version string
+	// Manifest is the bundle's manifest.
+	Manifest registry.Manifest
+	// Scorer predicts with the bundle's models.
+	Scorer *scoring.Scorer
+	// LoadedAt is when the server loaded the bundle.
+	LoadedAt time.Time
+}
+
+// Models holds the champion and the challenger being served. Each is swapped
+// atomically: a request reads both pointers once and keeps those models to the end, so a
+// reload never changes the models of a request in flight. Safe for concurrent use.
+type Models struct {
+	champion, challenger atomic.Pointer[Model]
+}
+
+// Champion returns the champion, or nil before the first load.
+func (m *Models) Champion() *Model { return m.champion.Load() }
+
+// Challenger returns the challenger, or nil when none is loaded.
+func (m *Models) Challenger() *Model { return m.challenger.Load() }
+
+// Set makes model the model of role; nil removes it.
+func (m *Models) Set(role registry.Role, model *Model) {
+	if role == registry.RoleChallenger {
+		m.challenger.Store(model)
+		return
+	}
+	m.champion.Store(model)
+}
+
+// get returns the model of role.
+func (m *Models) get(role registry.Role) *Model {
+	if role == registry.RoleChallenger {
+		return m.Challenger()
+	}
+	return m.Champion()
+}
+
+// RouteChallenger reports whether the change id is served by the challenger when a share
+// of changes in [0, 1] goes to it. The hash is 64-bit FNV-1a of the id's bytes followed
+// by the 64-bit finaliser of MurmurHash3 (fmix64), which spreads FNV's last byte over the
+// top bits; the change goes to the challenger when hash/2^64 < share. The same id is
+// always routed the same way, in every process and version of predictd, so a change
+// sees one model throughout its life in the queue.
+func RouteChallenger(id string, share float64) bool {
+	if share <= 0 {
+		return false
+	}
+	if share >= 1 {
+		return true
+	}
+	return float64(routeHash(id))/(1<<64) < share
+}
+
+// routeHash is FNV-1a 64 (offset basis 14695981039346656037, prime 1099511628211) of id,
+// then fmix64.
+func routeHash(id string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= 1099511628211
+	}
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
+
+// LoadFunc loads and completely verifies version of the server's repository for role:
+// checksums, feature schema, every model. It returns the model ready to serve.
+type LoadFunc func(role registry.Role, version string) (*Model, error)
+
+// Reloader loads bundles into Models, keeping the current model of a role when a new
+// one fails to load, and records every attempt in Metrics and the log.
+type Reloader struct {
+	Models  *Models
+	Load    LoadFunc
+	Metrics *Metrics
+	Log     *slog.Logger
+	// OnChampion, when not nil, is called after every successful champion load (the
+	// server becomes ready).
+	OnChampion func(m *Model)
+}
+
+// Reload loads version for role and swaps it in. On failure the model being served is
+// kept and the error is returned (and logged). Either way the result goes to the metrics
+// in a deferred call that looks at the returned error.
+func (r *Reloader) Reload(role registry.Role, version string) (err error) {
+	start := time.Now()
+	defer func() {
+		end := time.Now()
+		r.Metrics.reloaded(role, err, start, end)
+		if err != nil {
+			r.Log.Error("bundle load failed, keeping the current one", "role", role, "version", version, "err", err)
+		}
+	}()
+	m, err := r.Load(role, version)
+	if err != nil {
+		return fmt.Errorf("server: loading %s %s: %w", role, version, err)
+	}
+	m.Role, m.Version = role, version
+	if m.LoadedAt.IsZero() {
+		m.LoadedAt = time.Now()
+	}
+	r.Models.Set(role, m)
+	r.Log.Info("loaded bundle", "role", role, "version", version, "trained_at", m.Manifest.TrainedAt, "seconds", time.Since(start).Seconds())
+	if role == registry.RoleChampion && r.OnChampion != nil {
+		r.OnChampion(m)
+	}
+	return nil
+}
+
+// Follow applies the pointer events of a registry watch until events is closed: a new
+// version is loaded (Reload), a cleared challenger pointer unloads the challenger, and a
+// cleared champion pointer or a pointer read error is logged while the champion keeps
+// serving. An event naming the version already served is ignored.
+func (r *Reloader) Follow(events <-chan registry.Event) {
+	for ev := range events {
+		cur := r.Models.get(ev.Role)
+		switch {
+		case ev.Err != nil:
+			r.Log.Error("reading pointer failed, keeping the current bundle", "role", ev.Role, "err", ev.Err)
+		case ev.Version == "" && ev.Role == registry.RoleChallenger:
+			if cur != nil {
+				r.Models.Set(registry.RoleChallenger, nil)
+				r.Log.Info("unloaded challenger", "version", cur.Version)
+			}
+		case ev.Version == "":
+			r.Log.Error("champion pointer cleared, keeping the current bundle")
+		case cur != nil && cur.Version == ev.Version:
+		default:
+			_ = r.Reload(ev.Role, ev.Version) // logged and counted by Reload; the old model stays
+		}
+	}
+}
