@@ -36,8 +36,8 @@ func (c devCounts) valid() bool {
 		c.Conflicts <= c.Pairs && !math.IsNaN(c.LogDurationSum) && !math.IsInf(c.LogDurationSum, 0)
 }
 
-// DevTable holds per-author developer statistics frozen at a time: everything decided
-// strictly before AsOf. The trainer freezes one into each model bundle so that the scorer
+// DevTable holds per-author developer statistics frozen at a time: everything known
+// strictly before AsOf (see the package comment). The trainer freezes one into each model bundle so that the scorer
 // looks authors up in exactly what training saw. A DevTable is read-only once built and is
 // safe for concurrent use.
 type DevTable struct {
@@ -214,7 +214,7 @@ func ReadDevTable(r io.Reader) (*DevTable, error) {
 }
 
 // NewDevTable returns the developer table of h frozen at asOf: the statistics of
-// everything decided strictly before asOf. It is NewIndex followed by Index.DevTable; use
+// everything known strictly before asOf. It is NewIndex followed by Index.DevTable; use
 // those when the index is needed for the feature tables too.
 func NewDevTable(ctx context.Context, h *datasets.History, asOf time.Time) (*DevTable, error) {
 	ix, err := NewIndex(ctx, h)

@@ -58,12 +58,15 @@
 // # Point in time
 //
 // A row belongs to a change submitted at t (the behind change for pairs). Its developer
-// features see only changes decided strictly before t, pairs whose later change was
-// decided strictly before t, and the builds of changes decided strictly before t. Its
-// queue features (conflicts_count, queue_ahead) describe the changes pending at t: ahead
-// in the queue, not decided before t. Its speculation counts are the change's own decisive
-// builds that finished strictly before the row's build started: the build itself for a
-// build-time row, and for a success row its labelling build. A success row describes
+// features see only results known strictly before t: changes decided (and their
+// labelling build finished), decisive builds finished of changes decided, and labelled
+// pairs with both changes decided and every decisive build of the behind change
+// finished, all strictly before t; builds a queue runs after a decision (culprit
+// finding) count from their finish. Its queue features (conflicts_count, queue_ahead)
+// describe the changes pending at t: ahead in the queue, not decided before t. Its
+// speculation counts are the change's own decisive builds that finished strictly before
+// the row's build started: the build itself for a build-time row, and for a success row
+// its labelling build. A success row describes
 // the moment its labelling build started, with that build's height and path: the
 // prediction the queue makes for that node of its speculation tree. So neither the
 // labelling build's own result nor that of any build started at or after it (such as

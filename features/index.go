@@ -455,9 +455,13 @@ func pathHash(ci int32) uint64 {
 	return z ^ z>>31
 }
 
-// collectEvents lists the developer-statistics events: every decided change at its
-// decision time, every labelled pair when its later change was decided, and every
-// decisive build with a duration when its change was decided.
+// collectEvents lists the developer-statistics events, each at the time its result was
+// known: every decided change at its decision time (or when its labelling build
+// finished, if later), every decisive build with a duration when its change was
+// decided and it had finished, and every labelled pair when both changes were decided
+// and every decisive build of the behind change (which its label reads) had finished.
+// Builds may finish after their change's decision: a queue's culprit finding runs after
+// the rejection, and its builds decide conflict labels.
 func (ix *Index) collectEvents() {
 	h := ix.h
 	ix.events = make([]devEvent, 0, len(h.Changes)+len(h.Builds)+len(ix.pairs))
@@ -466,11 +470,15 @@ func (ix *Index) collectEvents() {
 		if info.decided.IsZero() {
 			continue
 		}
-		ix.events = append(ix.events, devEvent{at: info.decided, kind: eventChange, label: info.label, a: int32(i)})
+		at := info.decided
+		if lb := info.labelBuild; lb >= 0 {
+			at = latest(at, h.Builds[lb].FinishedAt)
+		}
+		ix.events = append(ix.events, devEvent{at: at, kind: eventChange, label: info.label, a: int32(i)})
 		for _, bi := range info.builds {
 			b := &h.Builds[bi]
 			if decisive(b.Status) && b.DurationS >= 0 && !math.IsInf(b.DurationS, 1) {
-				ix.events = append(ix.events, devEvent{at: info.decided, kind: eventBuild, a: int32(i), logDur: math.Log1p(b.DurationS)})
+				ix.events = append(ix.events, devEvent{at: latest(info.decided, b.FinishedAt), kind: eventBuild, a: int32(i), logDur: math.Log1p(b.DurationS)})
 			}
 		}
 	}
@@ -478,9 +486,11 @@ func (ix *Index) collectEvents() {
 		if p.label < 0 {
 			continue
 		}
-		at := ix.changes[p.ahead].decided
-		if d := ix.changes[p.behind].decided; d.After(at) {
-			at = d
+		at := latest(ix.changes[p.ahead].decided, ix.changes[p.behind].decided)
+		for _, bi := range ix.changes[p.behind].builds {
+			if b := &h.Builds[bi]; decisive(b.Status) {
+				at = latest(at, b.FinishedAt)
+			}
 		}
 		ix.events = append(ix.events, devEvent{at: at, kind: eventPair, label: p.label, a: p.ahead, b: p.behind})
 	}
@@ -493,6 +503,14 @@ func (ix *Index) collectEvents() {
 		}
 		return cmp.Compare(x.seq, y.seq)
 	})
+}
+
+// latest returns the later of two times.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func (ix *Index) apply(t *DevTable, e *devEvent) {
@@ -534,7 +552,7 @@ func (ix *Index) sweepDevStats() {
 }
 
 // DevTable returns the developer table frozen at asOf: the statistics of everything
-// decided strictly before asOf, the same numbers a row submitted at asOf sees.
+// known strictly before asOf, the same numbers a row submitted at asOf sees.
 func (ix *Index) DevTable(asOf time.Time) *DevTable {
 	t := newDevTable()
 	t.asOf = asOf

@@ -1,7 +1,10 @@
 package features
 
 import (
+	"math"
 	"testing"
+
+	"gonum.org/v1/gonum/floats/scalar"
 
 	"github.com/sqpredict/sqpredict/datasets"
 )
@@ -250,4 +253,54 @@ func TestSuccessRowIgnoresCulpritBuilds(t *testing.T) {
 	}
 	// At b3's start (7.5) only b2 had finished (failed); b3 itself is not counted.
 	checkRow(t, got, 1, map[string]float64{"spec_succeeded": 0, "spec_failed": 1, "path_changes": 1, "speculation_height": 1})
+}
+
+// TestDevStatsWaitForCulpritBuilds checks that developer statistics count a result only
+// once it is known: a conflict label that a culprit-finding build settles after the
+// behind change was decided, and that build's duration, count from the build's finish,
+// not from the decision.
+func TestDevStatsWaitForCulpritBuilds(t *testing.T) {
+	h := &datasets.History{
+		Changes: []datasets.Change{
+			change("c1", "alice", 0, 10, landed, "x"),
+			change("c2", "bob", 2, 12, reject, "x"),
+			change("c3", "carol", 15, 30, landed, "y"), // between c2's decision and b3's finish
+			change("c4", "dan", 25, 40, landed, "z"),   // after b3 finished
+		},
+		Builds: []datasets.Build{
+			build("b1", "c1", ok, 1, 5, 240),
+			build("b2", "c2", fail, 3, 11, 240, "c1"), // c2's deciding build
+			build("b3", "c2", ok, 13, 20, 600),        // culprit finding: c2 succeeds alone
+			build("b4", "c3", ok, 16, 29, 240),
+			build("b5", "c4", ok, 26, 39, 240),
+		},
+	}
+	ix, tb := tableOf(t, h, KindSuccess)
+	_, cf := tableOf(t, h, KindConflict)
+	if cf.NRows() != 1 || cf.Y[0] != 1 {
+		t.Fatalf("conflict rows %v %v, want (c1, c2) conflicted", cf.AheadID, cf.Y)
+	}
+	// At 15 the population has c1 (succeeded) and c2 (failed), two builds of 240 s,
+	// no labelled pair; at 25 also the conflicted pair and b3's 600 s.
+	for _, tc := range []struct {
+		row     int
+		asOf    float64
+		conf    float64
+		logDur  float64
+		changes string
+	}{
+		{2, 15, 0.5, math.Log1p(240), "c3"},
+		{3, 25, 2.0 / 3, (2*math.Log1p(240) + math.Log1p(600)) / 3, "c4"},
+	} {
+		if tb.ChangeID[tc.row] != tc.changes {
+			t.Fatalf("row %d is %s, want %s", tc.row, tb.ChangeID[tc.row], tc.changes)
+		}
+		checkRow(t, tb, tc.row, map[string]float64{"dev_prior_conflict_rate": tc.conf})
+		d := ix.DevTable(at(tc.asOf)).Lookup("nobody")
+		if !scalar.EqualWithinAbsOrRel(d.ConflictRate, tc.conf, exactTol, exactTol) ||
+			!scalar.EqualWithinAbsOrRel(d.MeanLogDuration, tc.logDur, exactTol, exactTol) {
+			t.Errorf("DevTable(%v): conflict rate %v, mean log duration %v; want %v, %v",
+				tc.asOf, d.ConflictRate, d.MeanLogDuration, tc.conf, tc.logDur)
+		}
+	}
 }
