@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	"github.com/sqpredict/sqpredict/datasets"
 	"github.com/sqpredict/sqpredict/features"
 	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
@@ -348,4 +350,69 @@ func speculationFromProto(req *pb.ScoreSpeculationRequest, repo string, maxBatch
 		return nil, err
 	}
 	return in, nil
+}
+
+// ChangeToProto returns the request form of the attributes of c, the inverse of the
+// conversion the handlers apply: NaN numbers are left unset, nil affected targets
+// unset, and the outcome, decision time and ground truth are not sent.
+func ChangeToProto(c *datasets.Change) *pb.Change {
+	opt := func(x float64) *float64 {
+		if math.IsNaN(x) {
+			return nil
+		}
+		return &x
+	}
+	flag := func(f datasets.Flag) pb.Flag {
+		switch f {
+		case datasets.FlagTrue:
+			return pb.Flag_FLAG_TRUE
+		case datasets.FlagFalse:
+			return pb.Flag_FLAG_FALSE
+		}
+		return pb.Flag_FLAG_UNKNOWN
+	}
+	out := &pb.Change{
+		ChangeId:              c.ChangeID,
+		RevisionId:            c.RevisionID,
+		Author:                c.Author,
+		TargetsChanged:        opt(c.TargetsChanged),
+		TargetsAdded:          opt(c.TargetsAdded),
+		TargetsRemoved:        opt(c.TargetsRemoved),
+		LinesAdded:            opt(c.LinesAdded),
+		LinesRemoved:          opt(c.LinesRemoved),
+		Hunks:                 opt(c.Hunks),
+		FilesChanged:          opt(c.FilesChanged),
+		Commits:               opt(c.Commits),
+		BinariesAdded:         opt(c.BinariesAdded),
+		BinariesRemoved:       opt(c.BinariesRemoved),
+		InitialChecksPassed:   opt(c.InitialChecksPassed),
+		InitialChecksFailed:   opt(c.InitialChecksFailed),
+		RevisionSubmissions:   opt(c.RevisionSubmissions),
+		RevisionHasRevertPlan: flag(c.RevisionHasRevertPlan),
+		RevisionHasTestPlan:   flag(c.RevisionHasTestPlan),
+		AuthorTenureDays:      opt(c.AuthorTenureDays),
+		AuthorLevel:           opt(c.AuthorLevel),
+	}
+	if !c.SubmittedAt.IsZero() {
+		out.SubmittedAt = timestamppb.New(c.SubmittedAt)
+	}
+	if c.AffectedTargets != nil {
+		out.AffectedTargets = &pb.TargetList{Names: c.AffectedTargets}
+	}
+	return out
+}
+
+// SpecToProto returns the request form of s; NaN counts are left unset.
+func SpecToProto(s features.Speculation) *pb.SpeculationCounts {
+	opt := func(x float64) *float64 {
+		if math.IsNaN(x) {
+			return nil
+		}
+		return &x
+	}
+	return &pb.SpeculationCounts{
+		Succeeded: opt(s.Succeeded), Failed: opt(s.Failed), Height: opt(s.Height),
+		ConflictsCount: opt(s.ConflictsCount), QueueAhead: opt(s.QueueAhead),
+		PathChanges: opt(s.PathChanges), PathLinesChanged: opt(s.PathLinesChanged),
+	}
 }
