@@ -124,7 +124,7 @@ func randomChange(rnd *rand.Rand, i int) datasets.Change {
 		LinesAdded: num(500), LinesRemoved: num(200), Hunks: num(20), FilesChanged: num(15),
 		Commits: num(4), BinariesAdded: num(2), BinariesRemoved: num(2),
 		InitialChecksPassed: num(10), InitialChecksFailed: num(3),
-		RevisionSubmissions: num(3) + 1,
+		RevisionSubmissions:   num(3) + 1,
 		RevisionHasRevertPlan: datasets.Flag(rnd.IntN(3)), RevisionHasTestPlan: datasets.Flag(rnd.IntN(3)),
 		AuthorTenureDays: num(2000), AuthorLevel: num(5),
 		TrueProbSuccess: math.NaN(),
