@@ -3,7 +3,6 @@ package datasets
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -167,14 +166,14 @@ func scanSource(ctx context.Context, path string, required []string, fn func(r *
 		if err == io.EOF {
 			return nil
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
-			if errors.Is(err, csv.ErrFieldCount) {
+			if line, ok := fieldCountLine(err); ok {
 				bad(&ParseError{Path: path, Line: line, Row: row, Err: fmt.Errorf("%w: %d fields, the header has %d", ErrInvalidValue, len(rec), len(header))})
 				continue
 			}
 			return (&scanner{path: path}).csvError(err)
 		}
+		line, _ := cr.FieldPos(0)
 		r.line, r.row, r.fields = line, row, rec
 		if err := fn(r); err != nil {
 			return err

@@ -151,6 +151,10 @@ func TestImportBadRows(t *testing.T) {
 			reason: ErrDuplicateID, wantLine: 3, wantCol: "tr_build_id"},
 		{name: "tt field count", source: "travistorrent", content: header + "1,2\n",
 			reason: ErrInvalidValue, wantLine: 2},
+		// Found by FuzzCSVRoundtrip in the history reader, which shares the bug: a
+		// parse error left no fields for FieldPos.
+		{name: "tt bare quote", source: "travistorrent", content: header + `1,pass"ed,"a","c","p/q","2012-03-01 22:25:44",1,0,1,0` + "\n",
+			wantErr: ErrInvalidValue, wantLine: 2},
 		{name: "tt missing column", source: "travistorrent", content: strings.Replace(header, "tr_status", "status", 1),
 			wantErr: ErrMissingColumn, wantLine: 1, wantCol: "tr_status"},
 		{name: "bf bad label", source: "buildfast", content: bfLines[0] + "\n" + bfRow(map[string]string{"now_label": "2"}),

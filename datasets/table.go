@@ -158,9 +158,10 @@ func (s *scanner) scanCSV(ctx context.Context) error {
 		if err == io.EOF {
 			break
 		}
-		line, _ := r.FieldPos(0)
 		if err != nil {
-			if errors.Is(err, csv.ErrFieldCount) {
+			// Issue found by FuzzCSVRoundtrip: after a parse error the record may
+			// have no fields, so the line comes from the error, not FieldPos.
+			if line, ok := fieldCountLine(err); ok {
 				if err := s.badRow(row, line, fmt.Errorf("%w: %d fields, the header has %d", ErrInvalidValue, len(rec), len(header))); err != nil {
 					return err
 				}
@@ -168,6 +169,7 @@ func (s *scanner) scanCSV(ctx context.Context) error {
 			}
 			return s.csvError(err)
 		}
+		line, _ := r.FieldPos(0)
 		for j := range cols {
 			cols[j] = append(cols[j], rec[j])
 		}
@@ -181,6 +183,16 @@ func (s *scanner) scanCSV(ctx context.Context) error {
 		}
 	}
 	return flush()
+}
+
+// fieldCountLine returns the line of a record with the wrong number of fields, and
+// false for any other error.
+func fieldCountLine(err error) (int, bool) {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) && errors.Is(err, csv.ErrFieldCount) {
+		return pe.StartLine, true
+	}
+	return 0, false
 }
 
 func (s *scanner) csvError(err error) error {
