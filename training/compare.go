@@ -109,19 +109,19 @@ func Compare(ctx context.Context, a, b *Models, h *datasets.History, opt EvalOpt
 		Models:   []string{"A", "B"}, A: "A", B: "B",
 	}
 	bc := opt.Bootstrap
-	if s := t.success; s.NRows() > 0 {
+	if s := t.success; s.NRows() > 0 && pa.Success != nil && pb.Success != nil {
 		sec, skipped := classifierComparison("success", s.Y, pa.Success, pb.Success, c.A.Success[ModelLogistic], c.B.Success[ModelLogistic], bc)
 		c.Report.Sections = append(c.Report.Sections, sec)
 		c.Skipped = append(c.Skipped, skipped...)
 	}
-	if s := t.conflict; s.NRows() > 0 {
+	if s := t.conflict; s.NRows() > 0 && pa.Conflict != nil && pb.Conflict != nil {
 		y := complement(s.Y)
 		sec, skipped := classifierComparison("conflict", y, complement(pa.Conflict), complement(pb.Conflict), c.A.Conflict[ModelLogistic], c.B.Conflict[ModelLogistic], bc)
 		sec.Note = "Scored as P(no conflict), so that the failure class is the conflicts. " + sec.Note
 		c.Report.Sections = append(c.Report.Sections, sec)
 		c.Skipped = append(c.Skipped, skipped...)
 	}
-	if s := t.buildtime; s.NRows() > 0 {
+	if s := t.buildtime; s.NRows() > 0 && pa.BuildTime.Len() > 0 && pb.BuildTime.Len() > 0 {
 		sec, skipped := distributionComparison(s.Y, pa.BuildTime, pb.BuildTime, c.A.BuildTime[ModelNGBoost], c.B.BuildTime[ModelNGBoost], bc)
 		c.Report.Sections = append(c.Report.Sections, sec)
 		c.Skipped = append(c.Skipped, skipped...)

@@ -184,6 +184,11 @@ type Config struct {
 	// degradation they allow ("gates"). Nil means DefaultGates; an empty map gates
 	// nothing.
 	Gates map[string]Gate `json:"gates,omitempty"`
+	// AllowPartial trains what the history supports ("allow_partial"): a model whose
+	// table has no rows, or only one class, is left out of the bundle (and logged)
+	// instead of failing Train. Real histories without durations or pairs give such
+	// partial bundles, which Evaluate and Compare read but a scorer cannot serve.
+	AllowPartial bool `json:"allow_partial,omitempty"`
 	// Seed seeds the models' sampling ("seed").
 	Seed uint64 `json:"seed,omitempty"`
 	// Retain is how many versions per repository Publish keeps ("retain"); zero means

@@ -128,7 +128,7 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 	e := &Evaluation{Report: report.Input{Title: title, Subtitle: subtitle}}
 	var challenger, truth bool
 	classify := func(name string, tb *features.Table, trueCol string, preds map[string][]float64) (map[string]eval.ClassifierMetrics, *report.Section, error) {
-		if tb.NRows() == 0 {
+		if tb.NRows() == 0 || (preds[ModelLogistic] == nil && preds[ModelGBM] == nil) {
 			return nil, nil, nil
 		}
 		if p := truthColumn(tb, trueCol); p != nil {
@@ -185,13 +185,16 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 		e.Report.Sections = append(e.Report.Sections, *sec)
 	}
 	if e.Conflict, sec, err = classify("conflict", noConflict(t.conflict), "true_p_conflict",
-		map[string][]float64{ModelLogistic: complement(pr.Conflict)}); err != nil {
+		map[string][]float64{ModelLogistic: complement(pr.Conflict), ModelGBM: nil}); err != nil {
 		return nil, err
 	} else if sec != nil {
 		e.Report.Sections = append(e.Report.Sections, *sec)
 	}
-	if tb := t.buildtime; tb.NRows() > 0 {
-		preds := map[string]eval.Predictive{ModelNGBoost: pr.BuildTime}
+	if tb := t.buildtime; tb.NRows() > 0 && (pr.BuildTime.Len() > 0 || pr.BuildTimeLogNormal.Len() > 0) {
+		preds := map[string]eval.Predictive{}
+		if pr.BuildTime.Len() > 0 {
+			preds[ModelNGBoost] = pr.BuildTime
+		}
 		if pr.BuildTimeLogNormal.Len() > 0 {
 			preds[ModelNGBoostLogNormal] = pr.BuildTimeLogNormal
 		}

@@ -18,30 +18,77 @@ type tables struct {
 	success, conflict, buildtime *features.Table
 }
 
-// fitAll fits the champions and the requested challengers on t.
-func fitAll(ctx context.Context, t tables, cfg *Config) (*Models, error) {
+// fitAll fits the champions and the requested challengers on t. A model whose table
+// cannot be fitted (no rows, one class) is an error wrapping ErrNoData, or, with
+// cfg.AllowPartial, left nil. stage, when not nil, is called after each model with its
+// bundle file name.
+func fitAll(ctx context.Context, t tables, cfg *Config, stage func(name string)) (*Models, error) {
 	m := &Models{}
-	var err error
-	if m.Success, err = fitLogistic(ctx, t.success, cfg.Success); err != nil {
-		return nil, err
-	}
-	if m.Conflict, err = fitLogistic(ctx, t.conflict, cfg.Conflict); err != nil {
-		return nil, err
-	}
-	if m.BuildTime, err = fitNGBoost(ctx, t.buildtime, ngboost.Normal, cfg); err != nil {
-		return nil, err
-	}
-	if cfg.has(ChallengerGBMSuccess) {
-		if m.SuccessGBM, err = fitGBM(ctx, t.success, cfg); err != nil {
-			return nil, err
+	fit := func(name string, tb *features.Table, classes bool, f func() error) error {
+		if reason := unusable(tb, classes); reason != "" {
+			if !cfg.AllowPartial {
+				return fmt.Errorf("%w: %s: the %s table has %s (allow_partial leaves the model out)", ErrNoData, name, tb.Schema.Kind, reason)
+			}
+			cfg.log().Warn("model left out", "model", name, "reason", reason)
+			return nil
 		}
+		if err := f(); err != nil {
+			return err
+		}
+		if stage != nil {
+			stage(name)
+		}
+		return nil
 	}
-	if cfg.has(ChallengerNGBoostLogNormal) {
-		if m.BuildTimeLogNormal, err = fitNGBoost(ctx, t.buildtime, ngboost.LogNormal, cfg); err != nil {
+	var err error
+	steps := []struct {
+		name    string
+		tb      *features.Table
+		classes bool
+		want    bool
+		fit     func() error
+	}{
+		{FileSuccess, t.success, true, true, func() error { m.Success, err = fitLogistic(ctx, t.success, cfg.Success); return err }},
+		{FileConflict, t.conflict, true, true, func() error { m.Conflict, err = fitLogistic(ctx, t.conflict, cfg.Conflict); return err }},
+		{FileBuildTime, t.buildtime, false, true, func() error {
+			m.BuildTime, err = fitNGBoost(ctx, t.buildtime, ngboost.Normal, cfg)
+			return err
+		}},
+		{FileSuccessGBM, t.success, true, cfg.has(ChallengerGBMSuccess), func() error { m.SuccessGBM, err = fitGBM(ctx, t.success, cfg); return err }},
+		{FileBuildTimeLogNormal, t.buildtime, false, cfg.has(ChallengerNGBoostLogNormal), func() error {
+			m.BuildTimeLogNormal, err = fitNGBoost(ctx, t.buildtime, ngboost.LogNormal, cfg)
+			return err
+		}},
+	}
+	for _, s := range steps {
+		if !s.want {
+			continue
+		}
+		if err := fit(s.name, s.tb, s.classes, s.fit); err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// unusable says why t cannot be fitted, or "" when it can: no rows, or for a classifier
+// (classes) a single class.
+func unusable(t *features.Table, classes bool) string {
+	if t.NRows() == 0 {
+		return "no rows"
+	}
+	if classes {
+		var ones int
+		for _, y := range t.Y {
+			if y == 1 {
+				ones++
+			}
+		}
+		if ones == 0 || ones == len(t.Y) {
+			return fmt.Sprintf("one class only (%d rows)", len(t.Y))
+		}
+	}
+	return ""
 }
 
 // design returns the matrix of t's rows, or an error wrapping ErrNoData when it has none.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -31,6 +32,10 @@ const (
 	FileFeatures           = "features.json"
 	FileMetrics            = "metrics.json"
 )
+
+// ExtraLeftOut is the manifest extra key listing, comma-separated, the champion model
+// files a partial bundle (Config.AllowPartial) does not have.
+const ExtraLeftOut = "left_out"
 
 // Model names, as they appear in metric keys: the champions ModelLogistic (success and
 // conflict) and ModelNGBoost (build time), the challengers ModelGBM and
@@ -56,7 +61,8 @@ func SchemaHash() string {
 }
 
 // Models are the fitted models of a bundle and its frozen developer table. The
-// challengers are nil when they were not trained. Models are read-only once built and
+// challengers are nil when they were not trained, and so is a champion left out of a
+// partial bundle (Config.AllowPartial). Models are read-only once built and
 // safe for concurrent use.
 type Models struct {
 	Success   *logistic.Model // P-succ champion
@@ -105,14 +111,20 @@ func (m *Models) files() (map[string][]byte, error) {
 		out[name] = b.Bytes()
 		return nil
 	}
-	if err := put(FileSuccess, m.Success.WriteJSON); err != nil {
-		return nil, err
+	for _, l := range []struct {
+		name string
+		m    *logistic.Model
+	}{{FileSuccess, m.Success}, {FileConflict, m.Conflict}} {
+		if l.m != nil {
+			if err := put(l.name, l.m.WriteJSON); err != nil {
+				return nil, err
+			}
+		}
 	}
-	if err := put(FileConflict, m.Conflict.WriteJSON); err != nil {
-		return nil, err
-	}
-	if err := put(FileBuildTime, m.BuildTime.WriteJSON); err != nil {
-		return nil, err
+	if m.BuildTime != nil {
+		if err := put(FileBuildTime, m.BuildTime.WriteJSON); err != nil {
+			return nil, err
+		}
 	}
 	if m.SuccessGBM != nil {
 		if err := put(FileSuccessGBM, func(w io.Writer) error { return gbm.WriteLightGBM(w, m.SuccessGBM) }); err != nil {
@@ -135,16 +147,19 @@ func (m *Models) files() (map[string][]byte, error) {
 // LoadModels reads every model of the verified bundle b (from registry.Load or
 // registry.LoadDir with SchemaHash) and its developer table, and checks that each model
 // takes the columns of its feature schema, by name and order. The challenger files are
-// optional. Errors wrap ErrBundle and name the file.
+// optional, and so are the champions the manifest lists as left out of a partial bundle
+// (extra "left_out"); a scorer should refuse a Models with a nil champion. Errors wrap
+// ErrBundle and name the file.
 func LoadModels(b *registry.Bundle) (*Models, error) {
 	if b.Manifest.FeatureSchemaHash != SchemaHash() {
 		return nil, fmt.Errorf("%w: %s: feature schema hash %s, this build has %s: %w",
 			ErrBundle, b.Dir, b.Manifest.FeatureSchemaHash, SchemaHash(), registry.ErrSchemaMismatch)
 	}
 	files := b.Files()
+	leftOut := strings.Split(b.Manifest.Extra[ExtraLeftOut], ",")
 	read := func(name string, required bool, decode func([]byte) error) error {
 		if !slices.Contains(files, name) {
-			if required {
+			if required && !slices.Contains(leftOut, name) {
 				return fmt.Errorf("%w: %s: missing %s", ErrBundle, b.Dir, name)
 			}
 			return nil
@@ -231,20 +246,25 @@ type Predictions struct {
 	BuildTime, BuildTimeLogNormal eval.Predictive
 }
 
-// Predict runs every model of m on its table; a table without rows gives empty outputs.
+// Predict runs every model of m on its table; a table without rows, or a model m lacks,
+// gives empty outputs.
 func (m *Models) Predict(success, conflict, buildtime *features.Table) *Predictions {
 	p := &Predictions{}
 	if x := success.Dense(); x != nil {
-		p.Success = m.Success.Predict(nil, x)
+		if m.Success != nil {
+			p.Success = m.Success.Predict(nil, x)
+		}
 		if m.SuccessGBM != nil {
 			p.SuccessGBM = m.SuccessGBM.Predict(nil, x)
 		}
 	}
-	if x := conflict.Dense(); x != nil {
+	if x := conflict.Dense(); x != nil && m.Conflict != nil {
 		p.Conflict = m.Conflict.Predict(nil, x)
 	}
 	if x := buildtime.Dense(); x != nil {
-		p.BuildTime = predictive(m.BuildTime, x)
+		if m.BuildTime != nil {
+			p.BuildTime = predictive(m.BuildTime, x)
+		}
 		if m.BuildTimeLogNormal != nil {
 			p.BuildTimeLogNormal = predictive(m.BuildTimeLogNormal, x)
 		}

@@ -103,8 +103,30 @@ func CheckGates(champion, candidate map[string]float64, gates map[string]Gate) [
 	return out
 }
 
+// ExtraHistoryRepo is the manifest extra key holding the repository name as the history
+// spells it, which RegistryName may have changed.
+const ExtraHistoryRepo = "history_repo"
+
+// RegistryName returns the registry's name for the history repository repo: repo with
+// every character other than [A-Za-z0-9._-] replaced by '_' and a leading '.' by '_'
+// ("gradle/gradle" becomes "gradle_gradle"). The manifest keeps the original under
+// ExtraHistoryRepo.
+func RegistryName(repo string) string {
+	b := []byte(repo)
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok || (i == 0 && c == '.') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 100 {
+		b = b[:100]
+	}
+	return string(b)
+}
+
 // Publish checks res against the gates of res.Config and the current champion of its
-// repository, writes it into reg as a new version, makes that version the champion and
+// repository (under RegistryName(res.Repo)), writes it into reg as a new version, makes that version the champion and
 // keeps the newest Config.Retain versions. A failed gate returns a *GateError and
 // publishes nothing. A champion that cannot be loaded (another feature schema, a bad
 // checksum) is logged and not gated against.
@@ -112,8 +134,9 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 	cfg := res.Config
 	log := cfg.log()
 	metrics := res.Metrics()
-	if champ, err := reg.Champion(res.Repo); err == nil {
-		b, err := reg.Load(res.Repo, champ, SchemaHash())
+	name := RegistryName(res.Repo)
+	if champ, err := reg.Champion(name); err == nil {
+		b, err := reg.Load(name, champ, SchemaHash())
 		if err != nil {
 			log.Warn("champion not loadable; publishing without gates", "repo", res.Repo, "champion", champ, "err", err)
 		} else if f := CheckGates(b.Manifest.Metrics, metrics, cfg.gates()); len(f) > 0 {
@@ -140,27 +163,40 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 		FeatureSchemaVersion: features.SchemaVersion,
 		Metrics:              finite,
 		Extra: map[string]string{
-			"seed":         strconv.FormatUint(cfg.Seed, 10),
-			"config":       string(cfgJSON),
-			"holdout_cut":  res.Cut.Format(time.RFC3339Nano),
-			"champions":    "success=logistic conflict=logistic buildtime=ngboost-normal",
-			"challengers":  strings.Join(cfg.Challengers, ","),
-			"train_rows":   rowsText(res.TrainRows),
-			"window_rows":  rowsText(res.Rows),
-			"report":       report.HTMLFile,
-			"metrics_file": FileMetrics,
+			"seed":           strconv.FormatUint(cfg.Seed, 10),
+			"config":         string(cfgJSON),
+			"holdout_cut":    res.Cut.Format(time.RFC3339Nano),
+			"champions":      "success=logistic conflict=logistic buildtime=ngboost-normal",
+			"challengers":    strings.Join(cfg.Challengers, ","),
+			"train_rows":     rowsText(res.TrainRows),
+			"window_rows":    rowsText(res.Rows),
+			"report":         report.HTMLFile,
+			"metrics_file":   FileMetrics,
+			ExtraHistoryRepo: res.Repo,
 		},
 	}
-	version, err := reg.Publish(ctx, res.Repo, func(dir string) error { return res.WriteFiles(dir) }, m,
+	var left []string
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{{FileSuccess, res.Models.Success != nil}, {FileConflict, res.Models.Conflict != nil}, {FileBuildTime, res.Models.BuildTime != nil}} {
+		if !f.ok {
+			left = append(left, f.name)
+		}
+	}
+	if len(left) > 0 {
+		m.Extra[ExtraLeftOut] = strings.Join(left, ",")
+	}
+	version, err := reg.Publish(ctx, name, func(dir string) error { return res.WriteFiles(dir) }, m,
 		registry.PublishOptions{Champion: true})
 	if err != nil {
 		return version, err
 	}
-	log.Info("published", "repo", res.Repo, "version", version)
-	if removed, err := reg.Retain(res.Repo, cfg.retain()); err != nil {
-		log.Warn("retention failed", "repo", res.Repo, "err", err)
+	log.Info("published", "repo", name, "version", version)
+	if removed, err := reg.Retain(name, cfg.retain()); err != nil {
+		log.Warn("retention failed", "repo", name, "err", err)
 	} else if len(removed) > 0 {
-		log.Info("retention removed versions", "repo", res.Repo, "removed", strings.Join(removed, ","))
+		log.Info("retention removed versions", "repo", name, "removed", strings.Join(removed, ","))
 	}
 	return version, nil
 }

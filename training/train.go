@@ -224,6 +224,11 @@ func windowTables(ctx context.Context, ix *features.Index, k *known, from, to ti
 	return all, nil
 }
 
+// modelName is a bundle file name without its extension, e.g. "success.logistic".
+func modelName(file string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(file, ".json"), ".txt")
+}
+
 // stageTimer records the stages of a run and logs each one.
 type stageTimer struct {
 	cfg    *Config
@@ -298,10 +303,9 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	train.buildtime, hold.buildtime = split(all.buildtime)
 	st.done("split", "cut", res.Cut, "train_success", train.success.NRows(), "holdout_success", hold.success.NRows())
 
-	if res.HoldoutModels, err = fitAll(ctx, train, &cfg); err != nil {
+	if res.HoldoutModels, err = fitAll(ctx, train, &cfg, func(name string) { st.done("fit-holdout " + modelName(name)) }); err != nil {
 		return nil, fmt.Errorf("holdout fit: %w", err)
 	}
-	st.done("fit-holdout")
 	title := "sqpredict bundle: " + repo
 	sub := fmt.Sprintf("window %s to %s; holdout from %s (%d success, %d conflict, %d build-time rows)",
 		from.Format(time.RFC3339), to.Format(time.RFC3339), res.Cut.Format(time.RFC3339),
@@ -311,10 +315,9 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	}
 	st.done("evaluate")
 
-	if res.Models, err = fitAll(ctx, all, &cfg); err != nil {
+	if res.Models, err = fitAll(ctx, all, &cfg, func(name string) { st.done("refit " + modelName(name)) }); err != nil {
 		return nil, fmt.Errorf("refit: %w", err)
 	}
-	st.done("refit")
 	res.Models.DevTable = ix.DevTable(to)
 	st.done("devtable", "authors", res.Models.DevTable.NAuthors())
 	res.Stages = st.stages

@@ -475,3 +475,53 @@ func TestTrainErrors(t *testing.T) {
 		t.Errorf("Train(cancelled) = %v, want context.Canceled", err)
 	}
 }
+
+// TestPartial trains on a history without durations, as real histories may be: without
+// AllowPartial Train fails naming the table; with it the bundle lacks the build-time
+// model, says so in its manifest, and loads.
+func TestPartial(t *testing.T) {
+	h := cloneHistory(testHistory(t))
+	for i := range h.Builds {
+		h.Builds[i].DurationS = math.NaN()
+		h.Builds[i].Repo = "org/go"
+	}
+	for i := range h.Changes {
+		h.Changes[i].Repo = "org/go"
+	}
+	cfg := testConfig()
+	if _, err := Train(context.Background(), h, cfg); !errors.Is(err, ErrNoData) || !strings.Contains(err.Error(), "buildtime") {
+		t.Fatalf("Train without durations = %v, want ErrNoData naming the buildtime table", err)
+	}
+	cfg.AllowPartial = true
+	res := mustTrain(t, h, cfg)
+	if res.Models.BuildTime != nil || res.Models.Success == nil {
+		t.Fatalf("partial models: success %v, buildtime %v", res.Models.Success != nil, res.Models.BuildTime != nil)
+	}
+	if _, ok := res.Metrics()["buildtime.nll"]; ok {
+		t.Error("partial bundle reports build-time metrics")
+	}
+	reg, err := registry.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mustPublish(t, reg, res)
+	b, err := reg.Load(RegistryName("org/go"), v, SchemaHash())
+	if err != nil {
+		t.Fatalf("Load(%s): %v", RegistryName("org/go"), err)
+	}
+	if b.Manifest.Extra[ExtraLeftOut] != FileBuildTime || b.Manifest.Extra[ExtraHistoryRepo] != "org/go" {
+		t.Errorf("manifest extra = %v", b.Manifest.Extra)
+	}
+	m, err := LoadModels(b)
+	if err != nil || m.BuildTime != nil || m.Success == nil {
+		t.Fatalf("LoadModels(partial) = %v, %v", m, err)
+	}
+}
+
+func TestRegistryName(t *testing.T) {
+	for in, want := range map[string]string{"ios": "ios", "gradle/gradle": "gradle_gradle", ".hidden": "_hidden", "a b@c": "a_b_c"} {
+		if got := RegistryName(in); got != want {
+			t.Errorf("RegistryName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

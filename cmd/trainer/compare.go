@@ -44,7 +44,7 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("--b: %w", err)
 	}
-	h, opt, err := ef.options(ctx, ba.Manifest.Repo)
+	h, opt, err := ef.options(ctx, bundleRepo(ba))
 	if err != nil {
 		return err
 	}

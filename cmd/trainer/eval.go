@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"time"
@@ -64,6 +65,14 @@ func (f *evalFlags) options(ctx context.Context, bundleRepo string) (*datasets.H
 	return h, opt, nil
 }
 
+// bundleRepo is the history's name of the bundle's repository.
+func bundleRepo(b *registry.Bundle) string {
+	if r := b.Manifest.Extra[training.ExtraHistoryRepo]; r != "" {
+		return r
+	}
+	return b.Manifest.Repo
+}
+
 // loadBundle loads the bundle folder dir, verified against this build's feature schema,
 // and its models.
 func loadBundle(dir string) (*registry.Bundle, *training.Models, error) {
@@ -99,7 +108,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	h, opt, err := ef.options(ctx, b.Manifest.Repo)
+	h, opt, err := ef.options(ctx, bundleRepo(b))
 	if err != nil {
 		return err
 	}
@@ -109,6 +118,12 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	metrics := ev.Metrics()
+	get := func(k string) float64 {
+		if v, ok := metrics[k]; ok {
+			return v
+		}
+		return math.NaN()
+	}
 	if err := report.WriteMetricsJSON(*out, metrics); err != nil {
 		return err
 	}
@@ -120,8 +135,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "eval: %s %s on %s: success auc %.4f log loss %.4f (%g rows); conflict auc %.4f log loss %.4f (%g rows); buildtime mape %.2f%% nll %.4f crps %.2f (%g rows) -> %s\n",
 		b.Manifest.Repo, b.Manifest.Version, *ef.history,
-		metrics["success.auc"], metrics["success.log_loss"], metrics["success.n"],
-		metrics["conflict.auc"], metrics["conflict.log_loss"], metrics["conflict.n"],
-		metrics["buildtime.mape"], metrics["buildtime.nll"], metrics["buildtime.crps"], metrics["buildtime.n"], *out)
+		get("success.auc"), get("success.log_loss"), get("success.n"), get("conflict.auc"), get("conflict.log_loss"), get("conflict.n"),
+		get("buildtime.mape"), get("buildtime.nll"), get("buildtime.crps"), get("buildtime.n"), *out)
 	return nil
 }

@@ -72,6 +72,6 @@ func scheduledRun(ctx context.Context, e *env, history string, lenient bool, reg
 			continue
 		}
 		e.log.Info("trained", "repo", repo, "version", version)
-		fmt.Fprintln(e.stdout, repo, version)
+		fmt.Fprintln(e.stdout, training.RegistryName(repo), version)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -133,17 +134,23 @@ func printStages(e *env, res *training.Result, publish, total time.Duration) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "train: %s, window %s to %s, holdout from %s\n", res.Repo,
 		res.Window.From.Format(time.RFC3339), res.Window.To.Format(time.RFC3339), res.Cut.Format(time.RFC3339))
-	fmt.Fprintf(&b, "  %-12s %10s\n", "stage", "seconds")
+	fmt.Fprintf(&b, "  %-40s %10s\n", "stage", "seconds")
 	for _, s := range res.Stages {
-		fmt.Fprintf(&b, "  %-12s %10.3f\n", s.Name, s.Duration.Seconds())
+		fmt.Fprintf(&b, "  %-40s %10.3f\n", s.Name, s.Duration.Seconds())
 	}
-	fmt.Fprintf(&b, "  %-12s %10.3f\n  %-12s %10.3f\n", "publish", publish.Seconds(), "total", total.Seconds())
-	m := res.Metrics()
+	fmt.Fprintf(&b, "  %-40s %10.3f\n  %-40s %10.3f\n", "publish", publish.Seconds(), "total", total.Seconds())
+	all := res.Metrics()
+	m := func(k string) float64 {
+		if v, ok := all[k]; ok {
+			return v
+		}
+		return math.NaN()
+	}
 	fmt.Fprintf(&b, "  rows: success %d, conflict %d, buildtime %d (training before the cut: %d, %d, %d)\n",
 		res.Rows["success"], res.Rows["conflict"], res.Rows["buildtime"],
 		res.TrainRows["success"], res.TrainRows["conflict"], res.TrainRows["buildtime"])
 	fmt.Fprintf(&b, "  holdout: success auc %.4f log loss %.4f; conflict auc %.4f log loss %.4f; buildtime mape %.2f%% nll %.4f crps %.2f\n",
-		m["success.auc"], m["success.log_loss"], m["conflict.auc"], m["conflict.log_loss"],
-		m["buildtime.mape"], m["buildtime.nll"], m["buildtime.crps"])
+		m("success.auc"), m("success.log_loss"), m("conflict.auc"), m("conflict.log_loss"),
+		m("buildtime.mape"), m("buildtime.nll"), m("buildtime.crps"))
 	fmt.Fprint(e.stderr, b.String())
 }
