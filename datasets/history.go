@@ -189,6 +189,9 @@ func readHistory(ctx context.Context, dir string, opt ReadOptions, mem memory.Al
 	if h.Changes, err = changes.read(ctx); err != nil {
 		return nil, hr.report(), err
 	}
+	if hr.truncated {
+		return nil, hr.report(), hr.problems()
+	}
 
 	// refErr says what is wrong with a reference to change id, nil when nothing is.
 	// what names the reference; entry >= 0 is its index in a path.
@@ -238,6 +241,9 @@ func readHistory(ctx context.Context, dir string, opt ReadOptions, mem memory.Al
 	if h.Builds, err = builds.read(ctx); err != nil {
 		return nil, hr.report(), err
 	}
+	if hr.truncated {
+		return nil, hr.report(), hr.problems()
+	}
 
 	pairsPath := filepath.Join(dir, TablePairs+format.Ext())
 	if _, err := os.Stat(pairsPath); err == nil {
@@ -259,7 +265,7 @@ func readHistory(ctx context.Context, dir string, opt ReadOptions, mem memory.Al
 		}
 	}
 	if !opt.Lenient && hr.rep.NProblems > 0 {
-		return nil, hr.report(), &ProblemsError{Problems: hr.rep.Problems, Truncated: hr.truncated}
+		return nil, hr.report(), hr.problems()
 	}
 	return h, hr.report(), nil
 }
@@ -304,6 +310,10 @@ type historyReader struct {
 }
 
 func (hr *historyReader) report() *Report { return hr.rep }
+
+func (hr *historyReader) problems() error {
+	return &ProblemsError{Problems: hr.rep.Problems, Truncated: hr.truncated}
+}
 
 // errStop ends a strict scan at the problem limit.
 var errStop = errors.New("problem limit reached")
