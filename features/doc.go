@@ -52,7 +52,11 @@
 //     decisive builds failed with A) or the evidence is missing, as "undetermined"; when
 //     B's builds say both 1 and 0 (flaky builds), as "contradictory_builds". Pairs where
 //     either change's affected targets are unknown are skipped as
-//     "unknown_affected_targets".
+//     "unknown_affected_targets". A conflict is observable only when the queue builds B
+//     without A after B failed with it (culprit finding); a history without such builds
+//     labels its non-conflicts and leaves its conflicts undetermined, so its labelled
+//     pairs under-represent conflicts (on a synthetic go history without culprit
+//     finding, a mean label of 0.0004 against a mean true_p_conflict of 0.036).
 //   - Build-time rows, one per decisive build with a known duration_s (the target).
 //
 // # Point in time
