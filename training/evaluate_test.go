@@ -1,0 +1,70 @@
+package training
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/floats/scalar"
+
+	"github.com/sqpredict/sqpredict/datasets/synth"
+	"github.com/sqpredict/sqpredict/eval"
+	"github.com/sqpredict/sqpredict/features"
+)
+
+// TestTruthPredictive checks the moment matching of the true build-time distribution
+// against synth.MeanSD, the generator's own map from log-normal parameters to the mean
+// and standard deviation it writes as true_mu_s and true_sigma_s.
+func TestTruthPredictive(t *testing.T) {
+	const tol = 1e-12 // closed forms both ways; only rounding differs
+	logMu := []float64{3, 5.5, 7.2, 9}
+	logSigma := []float64{0.05, 0.3, 0.8, 1.5}
+	mean, sd := make([]float64, len(logMu)), make([]float64, len(logMu))
+	for i := range logMu {
+		mean[i], sd[i] = synth.MeanSD(logMu[i], logSigma[i])
+	}
+	tb := &features.Table{Y: make([]float64, len(mean)), Truth: []features.Truth{
+		{Name: "true_mu_s", Values: mean}, {Name: "true_sigma_s", Values: sd}}}
+	p, ok := truthPredictive(tb)
+	if !ok || p.Family != eval.FamilyLogNormal {
+		t.Fatalf("truthPredictive: ok %v family %v", ok, p.Family)
+	}
+	for i := range logMu {
+		if !scalar.EqualWithinAbsOrRel(p.Mu[i], logMu[i], tol, tol) || !scalar.EqualWithinAbsOrRel(p.Sigma[i], logSigma[i], tol, tol) {
+			t.Errorf("row %d: (mu, sigma) = (%v, %v), want (%v, %v)", i, p.Mu[i], p.Sigma[i], logMu[i], logSigma[i])
+		}
+	}
+	tb.Truth[1].Values = []float64{1, math.NaN(), 1, 1}
+	if _, ok := truthPredictive(tb); ok {
+		t.Error("truthPredictive with a NaN sigma = ok, want not")
+	}
+}
+
+// TestMetricsKeys checks the flattening of an Evaluation and the Bayes gaps against
+// their definitions.
+func TestMetricsKeys(t *testing.T) {
+	e := &Evaluation{
+		Success: map[string]eval.ClassifierMetrics{ModelLogistic: {N: 10, LogLoss: 0.5, ROCAUC: 0.8},
+			ModelGBM: {LogLoss: 0.45}, ModelTruth: {LogLoss: 0.4}},
+		BuildTime: map[string]eval.DistributionMetrics{ModelNGBoost: {NLL: 7.5, Coverage: [3]float64{0.5, 0.8, 0.9}},
+			ModelTruth: {NLL: 7.25}},
+	}
+	m := e.Metrics()
+	for k, want := range map[string]float64{
+		"success.n": 10, "success.log_loss": 0.5, "success.auc": 0.8, "success.gbm.log_loss": 0.45,
+		"success.truth.log_loss": 0.4, "success.bayes_gap_log_loss": 0.1, "success.gbm.bayes_gap_log_loss": 0.05,
+		"buildtime.nll": 7.5, "buildtime.coverage95": 0.9, "buildtime.bayes_gap_nll": 0.25,
+	} {
+		if got, ok := m[k]; !ok || !scalar.EqualWithinAbsOrRel(got, want, 1e-12, 1e-12) {
+			t.Errorf("Metrics()[%q] = %v (present %v), want %v", k, got, ok, want)
+		}
+	}
+	if _, ok := m["success.truth.bayes_gap_log_loss"]; ok {
+		t.Error("truth has a gap to itself")
+	}
+	for k := range m {
+		if _, ok := metricDirection(k); !ok && !map[string]bool{"n": true, "failures": true, "coverage50": true, "coverage80": true, "coverage95": true}[k[strings.LastIndexByte(k, '.')+1:]] {
+			t.Errorf("metric %q has no direction", k)
+		}
+	}
+}
