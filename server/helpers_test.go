@@ -37,6 +37,8 @@ type testEnv struct {
 	client   pb.PredictorClient
 	promReg  *prometheus.Registry
 	stop     func() // health.Shutdown then GracefulStop
+	// healthShutdown is the first step of stop alone.
+	healthShutdown func()
 }
 
 // discard is a logger that drops everything.
@@ -83,6 +85,7 @@ func newTestEnv(t *testing.T, cfg server.Config, load bool) *testEnv {
 	}
 	go gs.Serve(lis)
 	e.stop = func() { hs.Shutdown(); gs.GracefulStop() }
+	e.healthShutdown = hs.Shutdown
 	t.Cleanup(gs.Stop)
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -339,10 +339,13 @@ func TestHealthAndUnavailable(t *testing.T) {
 	if _, err := e.client.PredictSuccess(ctx, req); err != nil {
 		t.Errorf("PredictSuccess after the load = %v", err)
 	}
-	e.stop()
-	// After Shutdown and GracefulStop the connection is gone; the health server's state
-	// was NOT_SERVING first, which the shutdown test of cmd/predictd observes over a
-	// draining server.
+	// Shutdown, the first step of a graceful stop, drains clients: NOT_SERVING, while
+	// requests are still answered.
+	e.healthShutdown()
+	check(healthpb.HealthCheckResponse_NOT_SERVING)
+	if _, err := e.client.PredictSuccess(ctx, req); err != nil {
+		t.Errorf("PredictSuccess while draining = %v", err)
+	}
 }
 
 // TestReloadUnderLoad sends 1,000 requests from 20 goroutines while the champion is
