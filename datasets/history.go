@@ -180,7 +180,9 @@ func readHistory(ctx context.Context, dir string, opt ReadOptions, mem memory.Al
 	changes.done = func(r *Change, ok bool) {
 		switch {
 		case r.ChangeID == "":
-		case ok:
+		case ok || !opt.Lenient:
+			// A strict read skips nothing: a change with a problem is still there
+			// for the builds that name it.
 			ids[r.ChangeID] = idKept
 		case ids[r.ChangeID] != idKept:
 			ids[r.ChangeID] = idSkipped
@@ -214,13 +216,23 @@ func readHistory(ctx context.Context, dir string, opt ReadOptions, mem memory.Al
 		return fmt.Errorf("%w: %s %q is not in the changes table", ErrUnknownChange, what, id)
 	}
 	builds := newTableReader(hr, TableBuilds, filepath.Join(dir, TableBuilds+format.Ext()), buildFields)
-	buildIDs := make(map[string]struct{})
-	builds.sizeHint = func(n int) { buildIDs = make(map[string]struct{}, n) }
+	dups := newIDSet(func() []string {
+		// The ids before the row being checked (the last of builds.rows).
+		prev := builds.rows[:len(builds.rows)-1]
+		ids := make([]string, len(prev))
+		for i := range prev {
+			ids[i] = prev[i].BuildID
+		}
+		return ids
+	})
+	builds.sizeHint = func(n int) { dups.sizeHint = n }
+	builds.done = func(r *Build, ok bool) {
+		if !ok {
+			dups.dropped = append(dups.dropped, r.BuildID)
+		}
+	}
 	builds.check = func(r *Build, problem func(string, error)) {
-		// One map operation: the id is new when the insert grows the map.
-		n := len(buildIDs)
-		buildIDs[r.BuildID] = struct{}{}
-		if len(buildIDs) == n {
+		if dups.seen(r.BuildID) {
 			problem("build_id", fmt.Errorf("%w: build_id %q", ErrDuplicateID, r.BuildID))
 		}
 		if r.ChangeID != "" {
@@ -268,6 +280,46 @@ func readHistory(ctx context.Context, dir string, opt ReadOptions, mem memory.Al
 		return nil, hr.report(), hr.problems()
 	}
 	return h, hr.report(), nil
+}
+
+// idSet finds repeated ids. While the ids come in increasing order (synthetic and
+// most exported histories) a repeat can only be the id just before, so no set is
+// needed; at the first id out of order it builds a map from the ids read so far (the
+// rows kept, from kept, and the rows dropped) and uses it from then on. This halves the
+// cost of reading a large builds table.
+type idSet struct {
+	last     string
+	started  bool
+	m        map[string]struct{}
+	kept     func() []string
+	dropped  []string // ids of rows with problems, which kept does not return
+	sizeHint int
+}
+
+func newIDSet(kept func() []string) *idSet { return &idSet{kept: kept} }
+
+// seen records id and reports whether it was seen before.
+func (s *idSet) seen(id string) bool {
+	if s.m == nil {
+		switch {
+		case !s.started || id > s.last:
+			s.started, s.last = true, id
+			return false
+		case id == s.last:
+			return true
+		}
+		s.m = make(map[string]struct{}, max(s.sizeHint, 1024))
+		for _, k := range s.kept() {
+			s.m[k] = struct{}{}
+		}
+		for _, k := range s.dropped {
+			s.m[k] = struct{}{}
+		}
+	}
+	// One map operation: the id is new when the insert grows the map.
+	n := len(s.m)
+	s.m[id] = struct{}{}
+	return len(s.m) == n
 }
 
 // idState is what a read knows of a change id.
@@ -358,10 +410,13 @@ type tableReader[T any] struct {
 	fields []field[T]
 	// check runs the row-level checks of a decoded row, reporting each problem.
 	check func(r *T, problem func(column string, err error))
-	// done is told whether a row was kept (after check).
+	// done is told whether a row had no problem (after check).
 	done func(r *T, ok bool)
 	// sizeHint, when not nil, is told the number of rows when the file says it.
 	sizeHint func(rows int)
+	// rows are the rows kept so far; while check runs, the last one is the row being
+	// checked.
+	rows []T
 }
 
 func newTableReader[T any](hr *historyReader, table, path string, fields []field[T]) *tableReader[T] {
@@ -378,13 +433,13 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 	colOf := make([]int, len(tr.fields)) // file column of each field, -1 when absent
 	var names []string
 	template := blank(tr.fields)
-	rows := []T{}
+	tr.rows = []T{}
 	skip := func(err error) {
 		rep.Skipped[reason(err)]++
 	}
 	sc := &scanner{path: tr.path, mem: hr.mem}
 	sc.sizeHint = func(n int) {
-		rows = make([]T, 0, n)
+		tr.rows = make([]T, 0, n)
 		if tr.sizeHint != nil {
 			tr.sizeHint(n)
 		}
@@ -438,15 +493,15 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 		}
 		rs := &rowState{path: tr.path, b: b, hr: hr, stop: &stop}
 		problem := rs.problem // one func value per batch, not per row
-		if cap(rows)-len(rows) < b.n {
+		if cap(tr.rows)-len(tr.rows) < b.n {
 			// Double, rather than append's 1.25 for large slices: a CSV or Arrow
 			// table of unknown length is copied fewer times.
-			rows = slices.Grow(rows, max(cap(rows), b.n))
+			tr.rows = slices.Grow(tr.rows, max(cap(tr.rows), b.n))
 		}
 		for i := range b.n {
-			// Decode in place at the end of rows, so that no row is allocated alone.
-			rows = append(rows, template)
-			r := &rows[len(rows)-1]
+			// Decode in place at the end of tr.rows, so that no row is allocated alone.
+			tr.rows = append(tr.rows, template)
+			r := &tr.rows[len(tr.rows)-1]
 			rs.i, rs.first = i, nil
 			for k := range tr.fields {
 				if j := colOf[k]; j >= 0 {
@@ -460,13 +515,11 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 			}
 			rep.Rows++
 			if tr.done != nil {
-				// A strict read skips nothing: a change with a problem is still there
-				// for the builds that name it.
-				tr.done(r, rs.first == nil || !hr.opt.Lenient)
+				tr.done(r, rs.first == nil)
 			}
 			if rs.first != nil {
 				skip(rs.first)
-				rows = rows[:len(rows)-1]
+				tr.rows = tr.rows[:len(tr.rows)-1]
 			}
 			if stop != nil {
 				return stop
@@ -483,7 +536,7 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 		return hr.add(&ParseError{Path: tr.path, Line: line, Row: row, Err: err})
 	}
 	err := sc.scan(ctx)
-	rep.Kept = len(rows)
+	rep.Kept = len(tr.rows)
 	if !hr.opt.Lenient {
 		// A strict read returns no rows, so none are skipped.
 		rep.Skipped = map[string]int{}
@@ -491,7 +544,7 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 	if err != nil && err != errStop {
 		return nil, err
 	}
-	return rows, nil
+	return tr.rows, nil
 }
 
 // WriteHistory writes h to dir (created if needed) as changes.<ext>, builds.<ext> and,
