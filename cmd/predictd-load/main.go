@@ -104,9 +104,9 @@ func change(rnd *rand.Rand, i int) *pb.Change {
 		targets[k] = fmt.Sprintf("//team%02d/t%04d", rnd.IntN(20), rnd.IntN(100))
 	}
 	return &pb.Change{
-		ChangeId:    fmt.Sprintf("C%07d", i),
-		Author:      fmt.Sprintf("dev%04d", rnd.IntN(300)),
-		SubmittedAt: timestamppb.New(time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)),
+		ChangeId:       fmt.Sprintf("C%07d", i),
+		Author:         fmt.Sprintf("dev%04d", rnd.IntN(300)),
+		SubmittedAt:    timestamppb.New(time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)),
 		TargetsChanged: f(5), TargetsAdded: f(2), TargetsRemoved: f(2), LinesAdded: f(500), LinesRemoved: f(200),
 		Hunks: f(20), FilesChanged: f(15), Commits: proto.Float64(1), InitialChecksPassed: f(10), InitialChecksFailed: f(2),
 		RevisionSubmissions: proto.Float64(1), AuthorTenureDays: f(2000), AuthorLevel: f(5),
