@@ -79,14 +79,22 @@ func ReadFrame(ctx context.Context, path string) (*Frame, error) {
 
 func readFrame(ctx context.Context, path string, mem memory.Allocator) (*Frame, error) {
 	fr := &Frame{}
+	format, err := formatOf(path)
+	if err != nil {
+		return nil, err
+	}
+	isCSV := format == FormatCSV
+	headerLine := 0
+	if isCSV {
+		headerLine = 1
+	}
 	var text [][]string // CSV columns as text, typed at the end
-	isCSV := false
 	sc := &scanner{path: path, mem: mem}
-	sc.header = func(names, types []string) error {
+	sc.header = func(names []string) error {
 		seen := make(map[string]bool, len(names))
 		for _, n := range names {
 			if seen[n] {
-				return &ParseError{Path: path, Line: lineIfCSV(types), Row: -1, Column: n, Err: ErrDuplicateColumn}
+				return &ParseError{Path: path, Line: headerLine, Row: -1, Column: n, Err: ErrDuplicateColumn}
 			}
 			seen[n] = true
 		}
@@ -94,7 +102,6 @@ func readFrame(ctx context.Context, path string, mem memory.Allocator) (*Frame, 
 		for j, n := range names {
 			fr.Columns[j].Name = n
 		}
-		isCSV = len(types) > 0 && types[0] == "csv"
 		text = make([][]string, len(names))
 		return nil
 	}
@@ -153,13 +160,6 @@ func readFrame(ctx context.Context, path string, mem memory.Allocator) (*Frame, 
 		}
 	}
 	return fr, nil
-}
-
-func lineIfCSV(types []string) int {
-	if len(types) > 0 && types[0] == "csv" {
-		return 1
-	}
-	return 0
 }
 
 // inferCSV types a CSV column: numeric when every non-empty cell parses as a float.

@@ -437,6 +437,10 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 	skip := func(err error) {
 		rep.Skipped[reason(err)]++
 	}
+	headerLine := 0 // the line of header problems: 1 in CSV files
+	if f, err := formatOf(tr.path); err == nil && f == FormatCSV {
+		headerLine = 1
+	}
 	sc := &scanner{path: tr.path, mem: hr.mem}
 	sc.sizeHint = func(n int) {
 		tr.rows = make([]T, 0, n)
@@ -444,12 +448,12 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 			tr.sizeHint(n)
 		}
 	}
-	sc.header = func(fileNames, _ []string) error {
+	sc.header = func(fileNames []string) error {
 		names = fileNames
 		index := make(map[string]int, len(names))
 		for j, n := range names {
 			if _, dup := index[n]; dup {
-				return &ParseError{Path: tr.path, Row: -1, Column: n, Err: ErrDuplicateColumn}
+				return &ParseError{Path: tr.path, Line: headerLine, Row: -1, Column: n, Err: ErrDuplicateColumn}
 			}
 			index[n] = j
 		}
@@ -462,7 +466,7 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 			if !ok {
 				j = -1
 				if f.required {
-					missing = append(missing, &ParseError{Path: tr.path, Row: -1, Column: f.name, Err: ErrMissingColumn})
+					missing = append(missing, &ParseError{Path: tr.path, Line: headerLine, Row: -1, Column: f.name, Err: ErrMissingColumn})
 				} else {
 					rep.Absent = append(rep.Absent, f.name)
 				}

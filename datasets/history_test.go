@@ -279,7 +279,7 @@ func TestReadHistoryProblems(t *testing.T) {
 	}{
 		{name: "good", changes: goodChanges, builds: goodBuilds, keptChanges: 2, keptBuilds: 2},
 		{name: "missing column", changes: strings.Replace(goodChanges, "author,", "writer,", 1), builds: goodBuilds,
-			wantErr: ErrMissingColumn, file: "changes.csv", wantCol: "author", keptChanges: -1},
+			wantErr: ErrMissingColumn, file: "changes.csv", wantLine: 1, wantCol: "author", keptChanges: -1},
 		{name: "unparsable number", changes: goodChanges + "c3,go,r3,a,2026-03-02T09:30:00Z,,,ten,,,\n", builds: goodBuilds,
 			wantErr: ErrInvalidValue, file: "changes.csv", wantLine: 4, wantCol: "lines_added", keptChanges: 2, keptBuilds: 2},
 		{name: "unparsable time", changes: goodChanges + "c3,go,r3,a,yesterday,,,,,,\n", builds: goodBuilds,
@@ -325,7 +325,7 @@ func TestReadHistoryProblems(t *testing.T) {
 		{name: "build of a skipped change", changes: goodChanges + "c3,go,r3,a,,,,-4,,,\n", builds: goodBuilds + "b3,go,c3,,0,,,,failed\n",
 			wantErr: ErrNegativeCount, file: "changes.csv", wantLine: 4, wantCol: "lines_added", keptChanges: 2, keptBuilds: 2},
 		{name: "missing builds column", changes: goodChanges, builds: strings.Replace(goodBuilds, "status", "state", 1),
-			wantErr: ErrMissingColumn, file: "builds.csv", wantCol: "status", keptChanges: -1},
+			wantErr: ErrMissingColumn, file: "builds.csv", wantLine: 1, wantCol: "status", keptChanges: -1},
 		{name: "pair of unknown change", changes: goodChanges, builds: goodBuilds, pairs: "ahead_change_id,behind_change_id,true_p_conflict,conflicted\nc1,c2,0.1,false\nc1,c7,0.2,true\n",
 			wantErr: ErrUnknownChange, file: "pairs.csv", wantLine: 3, wantCol: "behind_change_id", keptChanges: 2, keptBuilds: 2},
 		{name: "pair conflicted missing", changes: goodChanges, builds: goodBuilds, pairs: "ahead_change_id,behind_change_id,true_p_conflict,conflicted\nc1,c2,0.1,\n",

@@ -87,7 +87,7 @@ func (b *batch) line(i int) int {
 type scanner struct {
 	path   string
 	mem    memory.Allocator
-	header func(names []string, types []string) error
+	header func(names []string) error
 	batch  func(b *batch) error
 	badRow func(row, line int, err error) error
 	// sizeHint, when not nil, is told the number of rows when the file says it
@@ -128,11 +128,7 @@ func (s *scanner) scanCSV(ctx context.Context) error {
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	}
-	types := make([]string, len(header))
-	for i := range types {
-		types[i] = "csv"
-	}
-	if err := s.header(header, types); err != nil {
+	if err := s.header(header); err != nil {
 		return err
 	}
 	cols := make([]csvCells, len(header))
@@ -205,12 +201,10 @@ func (s *scanner) csvError(err error) error {
 
 func (s *scanner) arrowHeader(sc *arrow.Schema) error {
 	names := make([]string, sc.NumFields())
-	types := make([]string, sc.NumFields())
 	for i, f := range sc.Fields() {
 		names[i] = f.Name
-		types[i] = f.Type.String()
 	}
-	return s.header(names, types)
+	return s.header(names)
 }
 
 // record hands one record batch to s.batch.
