@@ -59,8 +59,10 @@ type ParseError struct {
 func (e *ParseError) Error() string {
 	s := "datasets: " + e.Path
 	switch {
-	case e.Line > 0:
+	case e.Line > 0 && e.Row >= 0:
 		s += fmt.Sprintf(": line %d (row %d)", e.Line, e.Row)
+	case e.Line > 0:
+		s += fmt.Sprintf(": line %d", e.Line)
 	case e.Row >= 0:
 		s += fmt.Sprintf(": row %d", e.Row)
 	}
