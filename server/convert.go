@@ -19,35 +19,65 @@ import (
 // feature pipeline's missing value; numbers that are set must be finite and
 // non-negative.
 
-// count returns *p, or NaN when p is nil, recording a violation of field when *p is
-// NaN, infinite or negative.
-func count(p *float64, field string, v *violations) float64 {
-	if p == nil {
+// path names a message inside a request, such as changes[3].change, and is formatted
+// only when a violation is recorded: building field names eagerly cost more than the
+// rest of the conversion.
+type path struct {
+	list string // the repeated field, or the field itself when i < 0
+	i    int
+	sub  string // the field of the element, may be empty
+}
+
+// at returns the path of element i of list, with an optional sub-field.
+func at(list string, i int, sub string) path { return path{list: list, i: i, sub: sub} }
+
+// field returns the full name of field name of the message at p ("" for p itself).
+func (p path) field(name string) string {
+	s := p.list
+	if p.i >= 0 {
+		s = fmt.Sprintf("%s[%d]", p.list, p.i)
+	}
+	if p.sub != "" {
+		s += "." + p.sub
+	}
+	if name != "" {
+		s += "." + name
+	}
+	return s
+}
+
+// count returns *x, or NaN when x is nil, recording a violation of field name of p when
+// *x is NaN, infinite or negative.
+func count(x *float64, p path, name string, v *violations) float64 {
+	if x == nil {
 		return math.NaN()
 	}
-	x := *p
+	return checkCount(*x, p, name, v)
+}
+
+func checkCount(x float64, p path, name string, v *violations) float64 {
 	switch {
 	case math.IsNaN(x) || math.IsInf(x, 0):
-		v.add(field, "must be a finite number, got %v (leave the field unset when unknown)", x)
+		v.add(p.field(name), "must be a finite number, got %v (leave the field unset when unknown)", x)
 		return math.NaN()
 	case x < 0:
-		v.add(field, "must not be negative, got %v", x)
+		v.add(p.field(name), "must not be negative, got %v", x)
 		return math.NaN()
 	}
 	return x
 }
 
-// probability returns *p, recording a violation of field when it is outside [0, 1].
-func probability(p *float64, field string, v *violations) float64 {
-	x := *p
-	if !(x >= 0 && x <= 1) {
-		v.add(field, "must be a probability in [0, 1], got %v", x)
+// probability returns *x, recording a violation of field name of p when it is outside
+// [0, 1].
+func probability(x *float64, p path, name string, v *violations) float64 {
+	if !(*x >= 0 && *x <= 1) {
+		v.add(p.field(name), "must be a probability in [0, 1], got %v", *x)
 		return math.NaN()
 	}
-	return x
+	return *x
 }
 
-func flagFromProto(f pb.Flag, field string, v *violations) datasets.Flag {
+func flagFromProto(f pb.Flag, p path, name string, v *violations) datasets.Flag {
 	switch f {
 	case pb.Flag_FLAG_UNKNOWN:
 		return datasets.FlagUnknown
@@ -56,15 +86,15 @@ func flagFromProto(f pb.Flag, field string, v *violations) datasets.Flag {
 	case pb.Flag_FLAG_TRUE:
 		return datasets.FlagTrue
 	}
-	v.add(field, "unknown flag value %d", f)
+	v.add(p.field(name), "unknown flag value %d", f)
 	return datasets.FlagUnknown
 }
 
 // changeFromProto converts the attributes of c, a change of repo at the request path
 // field, into a datasets.Change. A nil c is a violation.
-func changeFromProto(c *pb.Change, repo, field string, v *violations) datasets.Change {
+func changeFromProto(c *pb.Change, repo string, p path, v *violations) datasets.Change {
 	if c == nil {
-		v.add(field, "missing")
+		v.add(p.field(""), "missing")
 		return datasets.Change{}
 	}
 	out := datasets.Change{
@@ -74,58 +104,56 @@ func changeFromProto(c *pb.Change, repo, field string, v *violations) datasets.C
 		Author:     c.GetAuthor(),
 	}
 	if out.ChangeID == "" {
-		v.add(field+".change_id", "must not be empty")
+		v.add(p.field("change_id"), "must not be empty")
 	}
 	if at := c.GetSubmittedAt(); at != nil {
 		if err := at.CheckValid(); err != nil {
-			v.add(field+".submitted_at", "%v", err)
+			v.add(p.field("submitted_at"), "%v", err)
 		} else {
 			out.SubmittedAt = at.AsTime()
 		}
 	}
-	f := field + "."
-	out.TargetsChanged = count(c.TargetsChanged, f+"targets_changed", v)
-	out.TargetsAdded = count(c.TargetsAdded, f+"targets_added", v)
-	out.TargetsRemoved = count(c.TargetsRemoved, f+"targets_removed", v)
-	out.LinesAdded = count(c.LinesAdded, f+"lines_added", v)
-	out.LinesRemoved = count(c.LinesRemoved, f+"lines_removed", v)
-	out.Hunks = count(c.Hunks, f+"hunks", v)
-	out.FilesChanged = count(c.FilesChanged, f+"files_changed", v)
-	out.Commits = count(c.Commits, f+"commits", v)
-	out.BinariesAdded = count(c.BinariesAdded, f+"binaries_added", v)
-	out.BinariesRemoved = count(c.BinariesRemoved, f+"binaries_removed", v)
-	out.InitialChecksPassed = count(c.InitialChecksPassed, f+"initial_checks_passed", v)
-	out.InitialChecksFailed = count(c.InitialChecksFailed, f+"initial_checks_failed", v)
+	out.TargetsChanged = count(c.TargetsChanged, p, "targets_changed", v)
+	out.TargetsAdded = count(c.TargetsAdded, p, "targets_added", v)
+	out.TargetsRemoved = count(c.TargetsRemoved, p, "targets_removed", v)
+	out.LinesAdded = count(c.LinesAdded, p, "lines_added", v)
+	out.LinesRemoved = count(c.LinesRemoved, p, "lines_removed", v)
+	out.Hunks = count(c.Hunks, p, "hunks", v)
+	out.FilesChanged = count(c.FilesChanged, p, "files_changed", v)
+	out.Commits = count(c.Commits, p, "commits", v)
+	out.BinariesAdded = count(c.BinariesAdded, p, "binaries_added", v)
+	out.BinariesRemoved = count(c.BinariesRemoved, p, "binaries_removed", v)
+	out.InitialChecksPassed = count(c.InitialChecksPassed, p, "initial_checks_passed", v)
+	out.InitialChecksFailed = count(c.InitialChecksFailed, p, "initial_checks_failed", v)
 	if t := c.GetAffectedTargets(); t != nil {
 		out.AffectedTargets = t.GetNames()
 		if out.AffectedTargets == nil {
 			out.AffectedTargets = []string{} // known and empty, not unknown
 		}
 	}
-	out.RevisionSubmissions = count(c.RevisionSubmissions, f+"revision_submissions", v)
-	out.RevisionHasRevertPlan = flagFromProto(c.GetRevisionHasRevertPlan(), f+"revision_has_revert_plan", v)
-	out.RevisionHasTestPlan = flagFromProto(c.GetRevisionHasTestPlan(), f+"revision_has_test_plan", v)
-	out.AuthorTenureDays = count(c.AuthorTenureDays, f+"author_tenure_days", v)
-	out.AuthorLevel = count(c.AuthorLevel, f+"author_level", v)
+	out.RevisionSubmissions = count(c.RevisionSubmissions, p, "revision_submissions", v)
+	out.RevisionHasRevertPlan = flagFromProto(c.GetRevisionHasRevertPlan(), p, "revision_has_revert_plan", v)
+	out.RevisionHasTestPlan = flagFromProto(c.GetRevisionHasTestPlan(), p, "revision_has_test_plan", v)
+	out.AuthorTenureDays = count(c.AuthorTenureDays, p, "author_tenure_days", v)
+	out.AuthorLevel = count(c.AuthorLevel, p, "author_level", v)
 	out.TrueProbSuccess = math.NaN()
 	return out
 }
 
 // specFromProto converts speculation counts; nil means every count unknown.
-func specFromProto(s *pb.SpeculationCounts, field string, v *violations) features.Speculation {
+func specFromProto(s *pb.SpeculationCounts, p path, v *violations) features.Speculation {
 	if s == nil {
 		nan := math.NaN()
 		return features.Speculation{Succeeded: nan, Failed: nan, Height: nan, ConflictsCount: nan, QueueAhead: nan, PathChanges: nan, PathLinesChanged: nan}
 	}
-	f := field + "."
 	return features.Speculation{
-		Succeeded:        count(s.Succeeded, f+"succeeded", v),
-		Failed:           count(s.Failed, f+"failed", v),
-		Height:           count(s.Height, f+"height", v),
-		ConflictsCount:   count(s.ConflictsCount, f+"conflicts_count", v),
-		QueueAhead:       count(s.QueueAhead, f+"queue_ahead", v),
-		PathChanges:      count(s.PathChanges, f+"path_changes", v),
-		PathLinesChanged: count(s.PathLinesChanged, f+"path_lines_changed", v),
+		Succeeded:        count(s.Succeeded, p, "succeeded", v),
+		Failed:           count(s.Failed, p, "failed", v),
+		Height:           count(s.Height, p, "height", v),
+		ConflictsCount:   count(s.ConflictsCount, p, "conflicts_count", v),
+		QueueAhead:       count(s.QueueAhead, p, "queue_ahead", v),
+		PathChanges:      count(s.PathChanges, p, "path_changes", v),
+		PathLinesChanged: count(s.PathLinesChanged, p, "path_lines_changed", v),
 	}
 }
 
@@ -144,14 +172,13 @@ func changeSet(list []*pb.Change, repo, field string, v *violations) ([]datasets
 	changes := make([]datasets.Change, len(list))
 	index := make(map[string]int, len(list))
 	for i, c := range list {
-		f := fmt.Sprintf("%s[%d]", field, i)
-		changes[i] = changeFromProto(c, repo, f, v)
+		changes[i] = changeFromProto(c, repo, at(field, i, ""), v)
 		id := changes[i].ChangeID
 		if id == "" {
 			continue
 		}
 		if j, dup := index[id]; dup {
-			v.add(f+".change_id", "duplicate id %q, also %s[%d]", id, field, j)
+			v.add(at(field, i, "").field("change_id"), "duplicate id %q, also %s[%d]", id, field, j)
 			continue
 		}
 		index[id] = i
@@ -175,15 +202,14 @@ func SuccessFromProto(req *pb.PredictSuccessRequest, repo string, maxBatch int) 
 	ids := make([]string, len(list))
 	seen := make(map[string]int, len(list))
 	for i, q := range list {
-		f := fmt.Sprintf("changes[%d]", i)
-		changes[i] = changeFromProto(q.GetChange(), repo, f+".change", &v)
+		changes[i] = changeFromProto(q.GetChange(), repo, at("changes", i, "change"), &v)
 		id := changes[i].ChangeID
 		if j, dup := seen[id]; dup && id != "" {
-			v.add(f+".change.change_id", "duplicate id %q, also changes[%d]", id, j)
+			v.add(at("changes", i, "change").field("change_id"), "duplicate id %q, also changes[%d]", id, j)
 		}
 		seen[id] = i
 		ids[i] = id
-		in[i] = scoring.SuccessInput{Change: &changes[i], Spec: specFromProto(q.GetSpeculation(), f+".speculation", &v)}
+		in[i] = scoring.SuccessInput{Change: &changes[i], Spec: specFromProto(q.GetSpeculation(), at("changes", i, "speculation"), &v)}
 	}
 	if err := v.err(); err != nil {
 		return nil, nil, err
@@ -204,14 +230,13 @@ func ConflictFromProto(req *pb.PredictConflictRequest, repo string, maxBatch int
 	changes, index := changeSet(req.GetChanges(), repo, "changes", &v)
 	in := make([]scoring.PairInput, len(req.GetPairs()))
 	for i, p := range req.GetPairs() {
-		f := fmt.Sprintf("pairs[%d]", i)
-		a, okA := lookup(index, p.GetAheadChangeId(), f+".ahead_change_id", &v)
-		b, okB := lookup(index, p.GetBehindChangeId(), f+".behind_change_id", &v)
+		a, okA := lookup(index, p.GetAheadChangeId(), at("pairs", i, ""), "ahead_change_id", &v)
+		b, okB := lookup(index, p.GetBehindChangeId(), at("pairs", i, ""), "behind_change_id", &v)
 		if !okA || !okB {
 			continue
 		}
 		if a == b {
-			v.add(f+".behind_change_id", "names the same change as ahead_change_id")
+			v.add(at("pairs", i, "").field("behind_change_id"), "names the same change as ahead_change_id")
 			continue
 		}
 		in[i] = scoring.PairInput{Ahead: &changes[a], Behind: &changes[b]}
@@ -235,9 +260,8 @@ func BuildTimeFromProto(req *pb.PredictBuildTimeRequest, repo string, maxBatch i
 	changes, index := changeSet(req.GetChanges(), repo, "changes", &v)
 	in := make([]scoring.BuildInput, len(req.GetBuilds()))
 	for i, b := range req.GetBuilds() {
-		f := fmt.Sprintf("builds[%d]", i)
-		spec := specFromProto(b.GetSpeculation(), f+".speculation", &v)
-		c, ok := lookup(index, b.GetChangeId(), f+".change_id", &v)
+		spec := specFromProto(b.GetSpeculation(), at("builds", i, "speculation"), &v)
+		c, ok := lookup(index, b.GetChangeId(), at("builds", i, ""), "change_id", &v)
 		if !ok {
 			continue
 		}
@@ -259,14 +283,14 @@ func checkRepo(got, repo string, v *violations) {
 
 // lookup returns the index of change id, recording a violation of field when it is
 // empty or not in the request.
-func lookup(index map[string]int, id, field string, v *violations) (int, bool) {
+func lookup(index map[string]int, id string, p path, name string, v *violations) (int, bool) {
 	if id == "" {
-		v.add(field, "must not be empty")
+		v.add(p.field(name), "must not be empty")
 		return 0, false
 	}
 	i, ok := index[id]
 	if !ok {
-		v.add(field, "change %q is not in the request's changes", id)
+		v.add(p.field(name), "change %q is not in the request's changes", id)
 	}
 	return i, ok
 }
@@ -306,44 +330,44 @@ func speculationFromProto(req *pb.ScoreSpeculationRequest, repo string, maxBatch
 	in := &speculationInput{changes: make([]datasets.Change, n), specs: make([]features.Speculation, n)}
 	index := make(map[string]int, n)
 	for i, q := range req.GetChanges() {
-		f := fmt.Sprintf("changes[%d]", i)
-		in.changes[i] = changeFromProto(q.GetChange(), repo, f+".change", &v)
-		in.specs[i] = specFromProto(q.GetSpeculation(), f+".speculation", &v)
+		f := at("changes", i, "")
+		in.changes[i] = changeFromProto(q.GetChange(), repo, at("changes", i, "change"), &v)
+		in.specs[i] = specFromProto(q.GetSpeculation(), at("changes", i, "speculation"), &v)
 		if id := in.changes[i].ChangeID; id != "" {
 			if j, dup := index[id]; dup {
-				v.add(f+".change.change_id", "duplicate id %q, also changes[%d]", id, j)
+				v.add(at("changes", i, "change").field("change_id"), "duplicate id %q, also changes[%d]", id, j)
 			}
 			index[id] = i
 		}
 		if q.PSucc == nil {
 			in.needSucc = append(in.needSucc, i)
 		} else {
-			probability(q.PSucc, f+".p_succ", &v)
+			probability(q.PSucc, f, "p_succ", &v)
 		}
 		if q.BuildTimeMeanSeconds == nil || q.BuildTimeStddevSeconds == nil {
 			in.needTime = append(in.needTime, i)
 		}
 		if q.BuildTimeMeanSeconds != nil {
-			count(q.BuildTimeMeanSeconds, f+".build_time_mean_seconds", &v)
+			count(q.BuildTimeMeanSeconds, f, "build_time_mean_seconds", &v)
 		}
 		if q.BuildTimeStddevSeconds != nil {
-			count(q.BuildTimeStddevSeconds, f+".build_time_stddev_seconds", &v)
+			count(q.BuildTimeStddevSeconds, f, "build_time_stddev_seconds", &v)
 		}
 	}
 	in.ahead = make([]int, len(req.GetConflicts()))
 	in.behind = make([]int, len(req.GetConflicts()))
 	for e, c := range req.GetConflicts() {
-		f := fmt.Sprintf("conflicts[%d]", e)
-		a, okA := lookup(index, c.GetAheadChangeId(), f+".ahead_change_id", &v)
-		b, okB := lookup(index, c.GetBehindChangeId(), f+".behind_change_id", &v)
+		f := at("conflicts", e, "")
+		a, okA := lookup(index, c.GetAheadChangeId(), f, "ahead_change_id", &v)
+		b, okB := lookup(index, c.GetBehindChangeId(), f, "behind_change_id", &v)
 		if okA && okB && a == b {
-			v.add(f+".behind_change_id", "names the same change as ahead_change_id")
+			v.add(f.field("behind_change_id"), "names the same change as ahead_change_id")
 		}
 		in.ahead[e], in.behind[e] = a, b
 		if c.PConf == nil {
 			in.needConf = append(in.needConf, e)
 		} else {
-			probability(c.PConf, f+".p_conf", &v)
+			probability(c.PConf, f, "p_conf", &v)
 		}
 	}
 	if err := v.err(); err != nil {

@@ -46,7 +46,7 @@ var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // newTestEnv starts the service with cfg (Repo, Log and Metrics filled in). With load
 // set the champion v1 is loaded before it returns.
-func newTestEnv(t *testing.T, cfg server.Config, load bool) *testEnv {
+func newTestEnv(t testing.TB, cfg server.Config, load bool) *testEnv {
 	t.Helper()
 	reg, err := registry.Open(t.TempDir())
 	if err != nil {
@@ -102,7 +102,7 @@ func newTestEnv(t *testing.T, cfg server.Config, load bool) *testEnv {
 }
 
 // ctx returns a context with a test deadline.
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx

@@ -3,7 +3,7 @@ package server
 import (
 	"context"
 	"log/slog"
-	"path"
+	pathpkg "path"
 	"runtime/debug"
 	"time"
 
@@ -19,7 +19,7 @@ import (
 func UnaryInterceptor(log *slog.Logger, m *Metrics) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 		start := time.Now()
-		method := path.Base(info.FullMethod)
+		method := pathpkg.Base(info.FullMethod)
 		defer func() {
 			if p := recover(); p != nil {
 				log.Error("handler panicked", "method", method, "panic", p, "stack", string(debug.Stack()))
