@@ -2,6 +2,7 @@ package training
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,6 @@ func BenchmarkTrainIOS90(b *testing.B) {
 		}
 	}
 	for name, d := range stages {
-		b.ReportMetric(d.Seconds()/float64(b.N), name+"-s/op")
+		b.ReportMetric(d.Seconds()/float64(b.N), strings.ReplaceAll(name, " ", ":")+"-s/op")
 	}
 }
