@@ -1,10 +1,55 @@
-// Package server is the gRPC adapter of predictd: it converts protobuf messages of
-// package sqpredict.v1 to scoring types and back, validates input at the boundary and
-// reports errors with gRPC status codes.
+// Package server is the gRPC adapter of predictd: it serves sqpredict.v1.Predictor
+// over the models of a loaded bundle, converting protobuf messages to scoring types and
+// back, validating input at the boundary and reporting errors with gRPC status codes.
 //
-// The conversions of the speculation math live in speculation.go:
-// SpeculationFromProto and SpeculationToProto for the speculation tree and decisions,
-// BatchFromProto and BatchToProto for batching. Conversion errors name the offending
-// request field (for example "changes[3].change_id") and wrap scoring.ErrInvalidQueue or
-// scoring.ErrInvalidBatch, so that one function can map them to InvalidArgument.
+// # Requests and validation
+//
+// Requests carry raw attributes of changes and builds, never feature vectors.
+// SuccessFromProto, ConflictFromProto and BuildTimeFromProto (and the speculation
+// request's converter) read them through the getters, turn unset optional numbers into
+// NaN (missing) and record every offending field, by its path in the request
+// ("changes[3].change.lines_added"), in an *InvalidRequestError: an empty list or one
+// longer than Config.MaxBatch, a NaN, infinite or negative number, an unknown flag,
+// an empty or duplicate change id, a pair or build naming a change the request does not
+// hold, a repository other than the server's, a probability outside [0, 1], a capacity
+// below 1. The conversions of the speculation math live in speculation.go
+// (SpeculationFromProto, SpeculationToProto, BatchFromProto, BatchToProto).
+//
+// toStatus in errors.go is the only place that picks a status code: invalid input is
+// InvalidArgument with an errdetails.BadRequest listing the field violations, a server
+// with no model yet is Unavailable, context errors keep their code, anything else is
+// Internal with a generic message and the detail logged. UnaryInterceptor recovers
+// panics as Internal, refuses requests whose deadline has passed and records request
+// counts and latencies in Metrics.
+//
+// # Models, reloads and routing
+//
+// Models holds the champion and the optional challenger in atomic pointers; a request
+// reads them once, so a reload never changes the models of a request in flight.
+// Reloader.Reload loads a version through a LoadFunc (which verifies checksums, the
+// feature schema and every model), swaps it in on success and keeps the current model
+// on failure; Reloader.Follow applies the events of registry.Watch. NewHealth reports
+// NOT_SERVING until the first champion is loaded.
+//
+// With a challenger loaded, RouteChallenger sends a change to it when
+// FNV-1a-64(change id), finalised with MurmurHash3's fmix64, divided by 2^64, is below
+// Config.ChallengerShare: deterministic across processes and versions, and monotone in
+// the share. Pairs are routed by their behind change, builds by their change. With
+// Config.Shadow the champion answers every item and the challenger scores the same
+// items for the prediction log only. Every prediction names the version and role of the
+// model that produced it.
+//
+// # Prediction log
+//
+// RotatingLog writes one JSON object per prediction and model (PredictionRecord) to
+// DIR/predictions.jsonl, rotating it by size to predictions-<UTC time>.jsonl:
+//
+//	{"time":"2026-11-21T10:00:00.123Z","kind":"buildtime","repo":"ios",
+//	 "change_id":"C0000042","build_id":"B17","model_version":"20261121T094000Z-000001",
+//	 "role":"champion","served":true,"mean_seconds":2710.5,"stddev_seconds":480.2}
+//
+// kind is success (p_succ), conflict (p_conf, with ahead_change_id) or buildtime
+// (mean_seconds, stddev_seconds, with build_id). A join with outcomes takes the
+// change id (and ahead change or build id) as the key and the latest record before the
+// outcome; served is false for shadow predictions.
 package server
