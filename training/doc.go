@@ -34,6 +34,16 @@
 // after the cut reaches a model that is scored on the holdout. The published models are
 // then refitted on every row of the window.
 //
+// # Evaluating on another history
+//
+// Evaluate and Compare ("trainer eval", "trainer compare") score a bundle's models on the
+// rows of any history with that history's own point-in-time features, not with the
+// developer table frozen into the bundle: every row sees the developer statistics of
+// what was decided before it, so the scores are those of a scorer whose table is fresh,
+// and a row from after the bundle's window is not scored with statistics that are older
+// than the row. EvalOptions.From (--from) restricts the rows to those submitted after,
+// for example, the bundle's window, so that its training rows are left out.
+//
 // # Bundle
 //
 // Publish writes these files (the manifest is the registry's):

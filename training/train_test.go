@@ -321,7 +321,7 @@ func TestRegistryRefusals(t *testing.T) {
 
 	// Another schema hash: the same files published under a different hash.
 	copyFiles := func(dst string) error {
-		for _, f := range res.files(t, dir) {
+		for _, f := range bundleFiles(t, dir) {
 			data, err := os.ReadFile(filepath.Join(dir, f))
 			if err != nil {
 				return err
@@ -361,7 +361,7 @@ func TestRegistryRefusals(t *testing.T) {
 }
 
 // files lists the files of the bundle folder dir other than the manifest.
-func (res *Result) files(t *testing.T, dir string) []string {
+func bundleFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
