@@ -66,10 +66,10 @@
 //
 // The manifest carries the same metrics under flat keys such as "success.auc" (champion
 // models) and "success.gbm.auc" (challengers), leaving out values that are NaN, the
-// window, trained_at (AsOf), the seed and configuration in extra, and the feature
-// schema hash SchemaHash: the hex SHA-256 of "success <hash>\nconflict <hash>\nbuildtime
-// <hash>\n" over the three features.Schema hashes, so that a change to any row kind
-// changes it.
+// window, trained_at (the time of publication), the holdout cut, seed and configuration
+// in extra, and the feature schema hash SchemaHash: the hex SHA-256 of "success
+// <hash>\nconflict <hash>\nbuildtime <hash>\n" over the three features.Schema hashes,
+// so that a change to any row kind changes it.
 //
 // # Metrics
 //
