@@ -211,7 +211,7 @@ func LoadConfig(path string) (Config, error) {
 		return c, fmt.Errorf("%w: %s: %w", ErrConfig, path, err)
 	}
 	if err := c.validate(); err != nil {
-		return c, fmt.Errorf("%s: %w", path, err)
+		return c, fmt.Errorf("training: config %s: %w", path, err)
 	}
 	return c, nil
 }

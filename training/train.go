@@ -304,7 +304,7 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	st.done("split", "cut", res.Cut, "train_success", train.success.NRows(), "holdout_success", hold.success.NRows())
 
 	if res.HoldoutModels, err = fitAll(ctx, train, &cfg, func(name string) { st.done("fit-holdout " + modelName(name)) }); err != nil {
-		return nil, fmt.Errorf("holdout fit: %w", err)
+		return nil, fmt.Errorf("training: holdout fit: %w", err)
 	}
 	title := "sqpredict bundle: " + repo
 	sub := fmt.Sprintf("window %s to %s; holdout from %s (%d success, %d conflict, %d build-time rows)",
@@ -316,7 +316,7 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	st.done("evaluate")
 
 	if res.Models, err = fitAll(ctx, all, &cfg, func(name string) { st.done("refit " + modelName(name)) }); err != nil {
-		return nil, fmt.Errorf("refit: %w", err)
+		return nil, fmt.Errorf("training: refit: %w", err)
 	}
 	res.Models.DevTable = ix.DevTable(to)
 	st.done("devtable", "authors", res.Models.DevTable.NAuthors())

@@ -3,6 +3,7 @@ package training
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"math"
@@ -523,5 +524,43 @@ func TestRegistryName(t *testing.T) {
 		if got := RegistryName(in); got != want {
 			t.Errorf("RegistryName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestNaNMetrics publishes a result with an undefined metric: the manifest, which holds
+// finite numbers only, leaves it out, and metrics.json writes it as null.
+func TestNaNMetrics(t *testing.T) {
+	res := mustTrain(t, testHistory(t), testConfig())
+	ev := *res.Holdout
+	ev.Success = maps.Clone(res.Holdout.Success)
+	m := ev.Success[ModelLogistic]
+	m.ROCAUC = math.NaN()
+	ev.Success[ModelLogistic] = m
+	res.Holdout = &ev
+	reg, err := registry.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mustPublish(t, reg, res)
+	b, err := reg.Load(res.Repo, v, SchemaHash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.Manifest.Metrics["success.auc"]; ok {
+		t.Error("manifest holds the NaN success.auc")
+	}
+	if _, ok := b.Manifest.Metrics["success.log_loss"]; !ok {
+		t.Error("manifest lacks success.log_loss")
+	}
+	data, err := b.ReadFile(FileMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mj map[string]*float64
+	if err := json.Unmarshal(data, &mj); err != nil {
+		t.Fatalf("metrics.json: %v", err)
+	}
+	if v, ok := mj["success.auc"]; !ok || v != nil {
+		t.Errorf("metrics.json success.auc = %v (present %v), want null", v, ok)
 	}
 }
