@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -90,7 +91,7 @@ func readFrame(ctx context.Context, path string, mem memory.Allocator) (*Frame, 
 	}
 	var text [][]string // CSV columns as text, typed at the end
 	sc := &scanner{path: path, mem: mem}
-	sc.header = func(names []string) error {
+	sc.header = func(names []string, types []arrow.DataType) error {
 		seen := make(map[string]bool, len(names))
 		for _, n := range names {
 			if seen[n] {
@@ -100,28 +101,30 @@ func readFrame(ctx context.Context, path string, mem memory.Allocator) (*Frame, 
 		}
 		fr.Columns = make([]Column, len(names))
 		for j, n := range names {
-			fr.Columns[j].Name = n
+			col := &fr.Columns[j]
+			col.Name = n
+			if types == nil {
+				continue // CSV: typed from the cells at the end
+			}
+			// The type of a Parquet or Arrow column is fixed by the schema.
+			switch {
+			case isNumericType(types[j]):
+				col.Floats = []float64{}
+			case types[j].ID() == arrow.STRING || types[j].ID() == arrow.LARGE_STRING:
+				col.Strings = []string{}
+			default:
+				return &ParseError{Path: path, Row: -1, Column: n, Err: fmt.Errorf("%w: %s, want a number, bool or string", ErrUnsupportedType, types[j])}
+			}
 		}
 		text = make([][]string, len(names))
 		return nil
 	}
-	first := true
 	sc.batch = func(b *batch) error {
 		for j, cc := range b.cols {
 			col := &fr.Columns[j]
 			if c, ok := cc.(csvCells); ok {
 				text[j] = append(text[j], c...)
 				continue
-			}
-			if first {
-				// The type of an Arrow column is fixed by the schema: try numeric first.
-				if err := cc.prepare(kFloat); err == nil {
-					col.Floats = []float64{}
-				} else if err := cc.prepare(kString); err == nil {
-					col.Strings = []string{}
-				} else {
-					return &ParseError{Path: path, Row: -1, Column: col.Name, Err: fmt.Errorf("%w: %s, want a number, bool or string", ErrUnsupportedType, cc.(*arrowCells).arr.DataType())}
-				}
 			}
 			if col.Floats != nil {
 				if err := cc.prepare(kFloat); err != nil {
@@ -141,7 +144,6 @@ func readFrame(ctx context.Context, path string, mem memory.Allocator) (*Frame, 
 				col.Strings = append(col.Strings, s)
 			}
 		}
-		first = false
 		return nil
 	}
 	sc.badRow = func(row, line int, err error) error {
@@ -151,15 +153,23 @@ func readFrame(ctx context.Context, path string, mem memory.Allocator) (*Frame, 
 		return nil, err
 	}
 	for j := range fr.Columns {
-		col := &fr.Columns[j]
-		switch {
-		case isCSV:
+		if isCSV {
+			col := &fr.Columns[j]
 			col.Floats, col.Strings = inferCSV(text[j])
-		case first: // no rows: an Arrow or Parquet file without batches
-			col.Floats = []float64{}
 		}
 	}
 	return fr, nil
+}
+
+// isNumericType reports whether a column of type t reads as Floats: integers, floats,
+// bools and the null type.
+func isNumericType(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32,
+		arrow.UINT64, arrow.FLOAT32, arrow.FLOAT64, arrow.BOOL, arrow.NULL:
+		return true
+	}
+	return false
 }
 
 // inferCSV types a CSV column: numeric when every non-empty cell parses as a float.

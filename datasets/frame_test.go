@@ -81,13 +81,18 @@ func TestFrameRoundTripEmpty(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 			defer mem.AssertSize(t, 0)
 			path := filepath.Join(t.TempDir(), "f"+ext)
-			want := &Frame{Columns: []Column{{Name: "a", Floats: []float64{}}}}
-			if err := writeFrame(context.Background(), path, want, mem); err != nil {
+			in := &Frame{Columns: []Column{{Name: "a", Floats: []float64{}}, {Name: "s", Strings: []string{}}}}
+			if err := writeFrame(context.Background(), path, in, mem); err != nil {
 				t.Fatal(err)
 			}
 			got, err := readFrame(context.Background(), path, mem)
 			if err != nil {
 				t.Fatal(err)
+			}
+			want := in
+			if ext == ".csv" {
+				// A CSV file has no types: a column without cells reads as numeric.
+				want = &Frame{Columns: []Column{{Name: "a", Floats: []float64{}}, {Name: "s", Floats: []float64{}}}}
 			}
 			equalFrames(t, got, want)
 		})

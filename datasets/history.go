@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -448,7 +449,7 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 			tr.sizeHint(n)
 		}
 	}
-	sc.header = func(fileNames []string) error {
+	sc.header = func(fileNames []string, _ []arrow.DataType) error {
 		names = fileNames
 		index := make(map[string]int, len(names))
 		for j, n := range names {

@@ -85,9 +85,10 @@ func (b *batch) line(i int) int {
 // first batch; badRow is called for a CSV record that cannot be split into the header's
 // columns (the row is then not in any batch).
 type scanner struct {
-	path   string
-	mem    memory.Allocator
-	header func(names []string) error
+	path string
+	mem  memory.Allocator
+	// types are the Arrow types of the columns, nil for CSV files.
+	header func(names []string, types []arrow.DataType) error
 	batch  func(b *batch) error
 	badRow func(row, line int, err error) error
 	// sizeHint, when not nil, is told the number of rows when the file says it
@@ -128,7 +129,7 @@ func (s *scanner) scanCSV(ctx context.Context) error {
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	}
-	if err := s.header(header); err != nil {
+	if err := s.header(header, nil); err != nil {
 		return err
 	}
 	cols := make([]csvCells, len(header))
@@ -201,10 +202,11 @@ func (s *scanner) csvError(err error) error {
 
 func (s *scanner) arrowHeader(sc *arrow.Schema) error {
 	names := make([]string, sc.NumFields())
+	types := make([]arrow.DataType, sc.NumFields())
 	for i, f := range sc.Fields() {
-		names[i] = f.Name
+		names[i], types[i] = f.Name, f.Type
 	}
-	return s.header(names)
+	return s.header(names, types)
 }
 
 // record hands one record batch to s.batch.
