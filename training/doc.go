@@ -96,5 +96,8 @@
 // Before publishing, every gated metric of the new champion models is compared with the
 // same metric in the manifest of the repository's current champion. A metric that is
 // worse by more than its Gate allows stops the publication with a *GateError naming the
-// metric, both values and the margin. Metrics missing on either side are not gated.
+// metric, both values and the margin. Metrics missing on either side are not gated. The
+// two values come from the holdouts of different windows (last week's and this week's),
+// so a margin must absorb the week-to-week noise of a metric; Compare measures two
+// bundles on the same rows when that noise matters.
 package training
