@@ -18,8 +18,8 @@
 // # Window and time split
 //
 // The window is [AsOf - Window, AsOf). The features are computed from every change of the
-// repository submitted before AsOf, so developer statistics may look back before the
-// window; every developer statistic is point-in-time (package features). A row is kept
+// repository submitted before AsOf and their builds that finished before it (what was
+// known at AsOf), so developer statistics may look back before the window; every developer statistic is point-in-time (package features). A row is kept
 // when its change was submitted in the window and its label was known before AsOf:
 // the change was decided (success rows), both changes of the pair were decided (conflict
 // rows), or the build finished (build-time rows) before AsOf. A change counts as decided

@@ -90,8 +90,8 @@ type known struct {
 	done    map[string]time.Time // build id -> finish time
 }
 
-// knownBefore returns the changes of repo submitted before to, with their builds and
-// pairs, the finish time of every build, and for every change the time its outcome was
+// knownBefore returns the changes of repo submitted before to, with their builds that
+// finished before to (or whose finish is unknown) and their pairs, the finish time of every build, and for every change the time its outcome was
 // known: the later of its decided_at and the finish of its last build.
 func knownBefore(h *datasets.History, repo string, to time.Time) *known {
 	k := &known{h: &datasets.History{}, decided: map[string]time.Time{}, done: map[string]time.Time{}}
@@ -109,11 +109,14 @@ func knownBefore(h *datasets.History, repo string, to time.Time) *known {
 		if !keep[b.ChangeID] {
 			continue
 		}
-		k.h.Builds = append(k.h.Builds, *b)
 		end := b.FinishedAt
 		if end.IsZero() && !b.StartedAt.IsZero() && b.DurationS >= 0 {
 			end = b.StartedAt.Add(time.Duration(b.DurationS * float64(time.Second)))
 		}
+		if !end.Before(to) && !end.IsZero() {
+			continue // not finished at to: unknown then
+		}
+		k.h.Builds = append(k.h.Builds, *b)
 		k.done[b.BuildID] = end
 	}
 	// Everything about a change is known once it is decided and its last build has
