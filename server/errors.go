@@ -22,6 +22,8 @@ var (
 	// ErrNoModel is a request that arrived before any bundle was loaded; the client may
 	// retry.
 	ErrNoModel = scoring.ErrNoModel
+	// ErrConfig is a Config that cannot be used.
+	ErrConfig = errors.New("server: invalid config")
 )
 
 // Violation is one offending field of a request: its path in the request message,

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -39,9 +38,6 @@ type Config struct {
 	// PredictionLog, when not nil, receives every prediction made.
 	PredictionLog PredictionLogger
 }
-
-// ErrConfig is a Config that cannot be used.
-var ErrConfig = errors.New("server: invalid config")
 
 // Validate checks the fields of c.
 func (c Config) Validate() error {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -348,36 +349,48 @@ func TestHealthAndUnavailable(t *testing.T) {
 	}
 }
 
-// TestReloadUnderLoad sends 1,000 requests from 20 goroutines while the champion is
-// reloaded 20 times; none may fail, and each answer names one of the two versions.
+// TestReloadUnderLoad sends at least 1,000 requests from 50 goroutines while the
+// champion is reloaded 20 times, alternating two versions; none may fail, each answer
+// names one of the two versions, and both versions answer (the reloads happened while
+// requests were in flight).
 func TestReloadUnderLoad(t *testing.T) {
 	e := newTestEnv(t, server.Config{}, true)
 	ctx := testCtx(t)
 	rnd := rand.New(rand.NewPCG(1, 1))
 	c := randomChange(rnd, 1)
 	req := &pb.PredictBuildTimeRequest{Changes: []*pb.Change{server.ChangeToProto(&c)}, Builds: []*pb.BuildQuery{{ChangeId: c.ChangeID}}}
-	const workers, perWorker, reloads = 20, 50, 20
-	var wg sync.WaitGroup
-	errs := make(chan error, workers*perWorker)
-	start := make(chan struct{})
+	const workers, minRequests, reloads = 50, 1000, 20
+	var (
+		sent, failed atomic.Int64
+		seen1, seen2 atomic.Bool
+		reloadsDone  atomic.Bool
+		wg           sync.WaitGroup
+		firstErr     atomic.Value
+	)
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			<-start
-			for range perWorker {
+			for !reloadsDone.Load() || sent.Load() < minRequests {
+				sent.Add(1)
 				resp, err := e.client.PredictBuildTime(ctx, req)
 				if err != nil {
-					errs <- err
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err)
 					continue
 				}
-				if v := resp.GetPredictions()[0].GetModel().GetVersion(); v != e.v1 && v != e.v2 {
-					errs <- errors.New("unknown version " + v)
+				switch v := resp.GetPredictions()[0].GetModel().GetVersion(); v {
+				case e.v1:
+					seen1.Store(true)
+				case e.v2:
+					seen2.Store(true)
+				default:
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, errors.New("unknown version "+v))
 				}
 			}
 		}()
 	}
-	close(start)
 	for i := range reloads {
 		v := e.v2
 		if i%2 == 1 {
@@ -386,18 +399,15 @@ func TestReloadUnderLoad(t *testing.T) {
 		if err := e.reloader.Reload(registry.RoleChampion, v); err != nil {
 			t.Errorf("reload %d: %v", i, err)
 		}
+		time.Sleep(5 * time.Millisecond)
 	}
+	reloadsDone.Store(true)
 	wg.Wait()
-	close(errs)
-	n := 0
-	for err := range errs {
-		if n < 5 {
-			t.Errorf("request failed: %v", err)
-		}
-		n++
+	if n := failed.Load(); n > 0 {
+		t.Errorf("%d of %d requests failed during %d reloads; first: %v", n, sent.Load(), reloads, firstErr.Load())
 	}
-	if n > 0 {
-		t.Errorf("%d of %d requests failed during %d reloads", n, workers*perWorker, reloads)
+	if sent.Load() < minRequests || !seen1.Load() || !seen2.Load() {
+		t.Errorf("%d requests, answered by v1 %v and v2 %v: want >= %d answered by both", sent.Load(), seen1.Load(), seen2.Load(), minRequests)
 	}
 }
 
