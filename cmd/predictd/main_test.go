@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/sqpredict/sqpredict/client"
@@ -79,7 +81,7 @@ func startRun(t *testing.T, args ...string) (grpcAddr, metricsAddr string, stop 
 // TestRunDefaultBundle serves the embedded bundle: health SERVING, the logged example
 // request answered, metrics exported, and a clean shutdown.
 func TestRunDefaultBundle(t *testing.T) {
-	grpcAddr, metricsAddr, stop := startRun(t)
+	grpcAddr, metricsAddr, stop := startRun(t, "-reflection")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -91,6 +93,26 @@ func TestRunDefaultBundle(t *testing.T) {
 	if err != nil || hresp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("health = %v, %v, want SERVING", hresp.GetStatus(), err)
 	}
+	// Reflection (-reflection) lists the Predictor service.
+	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+		t.Fatal(err)
+	}
+	rresp, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var services []string
+	for _, s := range rresp.GetListServicesResponse().GetService() {
+		services = append(services, s.GetName())
+	}
+	if !slices.Contains(services, pb.Predictor_ServiceDesc.ServiceName) {
+		t.Errorf("reflection lists %q, want %s", services, pb.Predictor_ServiceDesc.ServiceName)
+	}
+	stream.CloseSend()
 	// The example request of the log, sent as JSON like grpcurl does.
 	line := exampleRequest(grpcAddr, &config{})
 	body := line[strings.Index(line, "'")+1 : strings.LastIndex(line, "'")]
