@@ -188,12 +188,22 @@ type itemKey struct{ change, ahead, build string }
 // account counts the predictions of one kind in the metrics and writes them, with the
 // shadow predictions if any, to the prediction log. width is 1, or 2 for build times.
 func (p *predictor) account(kind string, by []*Model, out []float64, shadow *Model, shadowOut []float64, key func(i int) itemKey) {
-	counts := make(map[*Model]int, 2)
-	for _, m := range by {
-		counts[m]++
+	if len(by) == 0 {
+		return
 	}
-	for m, n := range counts {
-		p.cfg.Metrics.predicted(kind, m, n)
+	// At most two models serve a request: count the first one's items and the rest.
+	first, nFirst := by[0], 0
+	var other *Model
+	for _, m := range by {
+		if m == first {
+			nFirst++
+		} else {
+			other = m
+		}
+	}
+	p.cfg.Metrics.predicted(kind, first, nFirst)
+	if other != nil {
+		p.cfg.Metrics.predicted(kind, other, len(by)-nFirst)
 	}
 	if shadow != nil {
 		p.cfg.Metrics.predicted(kind, shadow, len(by))
