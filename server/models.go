@@ -94,10 +94,12 @@ type LoadFunc func(role registry.Role, version string) (*Model, error)
 // Reloader loads bundles into Models, keeping the current model of a role when a new
 // one fails to load, and records every attempt in Metrics and the log.
 type Reloader struct {
-	Models  *Models
-	Load    LoadFunc
+	Models *Models
+	Load   LoadFunc
+	// Metrics records every load attempt; nil records nothing.
 	Metrics *Metrics
-	Log     *slog.Logger
+	// Log receives loads and failures; nil means slog.Default().
+	Log *slog.Logger
 	// OnChampion, when not nil, is called after every successful champion load (the
 	// server becomes ready).
 	OnChampion func(m *Model)
@@ -112,7 +114,7 @@ func (r *Reloader) Reload(role registry.Role, version string) (err error) {
 		end := time.Now()
 		r.Metrics.reloaded(role, err, start, end)
 		if err != nil {
-			r.Log.Error("bundle load failed, keeping the current one", "role", role, "version", version, "err", err)
+			r.log().Error("bundle load failed, keeping the current one", "role", role, "version", version, "err", err)
 		}
 	}()
 	m, err := r.Load(role, version)
@@ -124,7 +126,7 @@ func (r *Reloader) Reload(role registry.Role, version string) (err error) {
 		m.LoadedAt = time.Now()
 	}
 	r.Models.Set(role, m)
-	r.Log.Info("loaded bundle", "role", role, "version", version, "trained_at", m.Manifest.TrainedAt, "seconds", time.Since(start).Seconds())
+	r.log().Info("loaded bundle", "role", role, "version", version, "trained_at", m.Manifest.TrainedAt, "seconds", time.Since(start).Seconds())
 	if role == registry.RoleChampion && r.OnChampion != nil {
 		r.OnChampion(m)
 	}
@@ -140,17 +142,24 @@ func (r *Reloader) Follow(events <-chan registry.Event) {
 		cur := r.Models.get(ev.Role)
 		switch {
 		case ev.Err != nil:
-			r.Log.Error("reading pointer failed, keeping the current bundle", "role", ev.Role, "err", ev.Err)
+			r.log().Error("reading pointer failed, keeping the current bundle", "role", ev.Role, "err", ev.Err)
 		case ev.Version == "" && ev.Role == registry.RoleChallenger:
 			if cur != nil {
 				r.Models.Set(registry.RoleChallenger, nil)
-				r.Log.Info("unloaded challenger", "version", cur.Version)
+				r.log().Info("unloaded challenger", "version", cur.Version)
 			}
 		case ev.Version == "":
-			r.Log.Error("champion pointer cleared, keeping the current bundle")
+			r.log().Error("champion pointer cleared, keeping the current bundle")
 		case cur != nil && cur.Version == ev.Version:
 		default:
 			_ = r.Reload(ev.Role, ev.Version) // logged and counted by Reload; the old model stays
 		}
 	}
+}
+
+func (r *Reloader) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.Default()
+	}
+	return r.Log
 }
