@@ -62,7 +62,8 @@
 // [A-Za-z0-9._-] in names; "gradle/gradle" becomes "gradle_gradle"), and the manifest
 // extra "history_repo" keeps the history's name. With Config.AllowPartial a champion
 // whose table has no rows or one class (real histories without durations or pairs) is
-// left out, listed in the manifest extra "left_out"; LoadModels then leaves it nil.
+// left out, listed in the manifest extra "left_out"; LoadModels refuses such a bundle
+// and LoadPartialModels leaves the model nil.
 //
 // The manifest carries the same metrics under flat keys such as "success.auc" (champion
 // models) and "success.gbm.auc" (challengers), leaving out values that are NaN, the

@@ -147,19 +147,32 @@ func (m *Models) files() (map[string][]byte, error) {
 // LoadModels reads every model of the verified bundle b (from registry.Load or
 // registry.LoadDir with SchemaHash) and its developer table, and checks that each model
 // takes the columns of its feature schema, by name and order. The challenger files are
-// optional, and so are the champions the manifest lists as left out of a partial bundle
-// (extra "left_out"); a scorer should refuse a Models with a nil champion. Errors wrap
-// ErrBundle and name the file.
-func LoadModels(b *registry.Bundle) (*Models, error) {
+// optional; the three champions and the developer table are required, so a partial
+// bundle (Config.AllowPartial) is refused: a scorer needs them all. Errors wrap ErrBundle
+// and name the file.
+func LoadModels(b *registry.Bundle) (*Models, error) { return loadModels(b, false) }
+
+// LoadPartialModels is LoadModels that also accepts a partial bundle: the champions its
+// manifest lists as left out (extra "left_out") are nil. Evaluate and Compare can score
+// what such a bundle has; a scorer cannot serve it.
+func LoadPartialModels(b *registry.Bundle) (*Models, error) { return loadModels(b, true) }
+
+func loadModels(b *registry.Bundle, partial bool) (*Models, error) {
 	if b.Manifest.FeatureSchemaHash != SchemaHash() {
 		return nil, fmt.Errorf("%w: %s: feature schema hash %s, this build has %s: %w",
 			ErrBundle, b.Dir, b.Manifest.FeatureSchemaHash, SchemaHash(), registry.ErrSchemaMismatch)
 	}
 	files := b.Files()
-	leftOut := strings.Split(b.Manifest.Extra[ExtraLeftOut], ",")
+	var leftOut []string
+	if partial {
+		leftOut = strings.Split(b.Manifest.Extra[ExtraLeftOut], ",")
+	}
 	read := func(name string, required bool, decode func([]byte) error) error {
 		if !slices.Contains(files, name) {
 			if required && !slices.Contains(leftOut, name) {
+				if lo := b.Manifest.Extra[ExtraLeftOut]; lo != "" {
+					return fmt.Errorf("%w: %s: partial bundle without %s (left out: %s)", ErrBundle, b.Dir, name, lo)
+				}
 				return fmt.Errorf("%w: %s: missing %s", ErrBundle, b.Dir, name)
 			}
 			return nil

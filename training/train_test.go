@@ -513,9 +513,12 @@ func TestPartial(t *testing.T) {
 	if b.Manifest.Extra[ExtraLeftOut] != FileBuildTime || b.Manifest.Extra[ExtraHistoryRepo] != "org/go" {
 		t.Errorf("manifest extra = %v", b.Manifest.Extra)
 	}
-	m, err := LoadModels(b)
+	if _, err := LoadModels(b); !errors.Is(err, ErrBundle) || !strings.Contains(err.Error(), FileBuildTime) {
+		t.Errorf("LoadModels(partial) = %v, want ErrBundle naming %s", err, FileBuildTime)
+	}
+	m, err := LoadPartialModels(b)
 	if err != nil || m.BuildTime != nil || m.Success == nil {
-		t.Fatalf("LoadModels(partial) = %v, %v", m, err)
+		t.Fatalf("LoadPartialModels(partial) = %v, %v", m, err)
 	}
 }
 

@@ -74,13 +74,13 @@ func bundleRepo(b *registry.Bundle) string {
 }
 
 // loadBundle loads the bundle folder dir, verified against this build's feature schema,
-// and its models.
+// and its models; a partial bundle is accepted, since eval and compare score what it has.
 func loadBundle(dir string) (*registry.Bundle, *training.Models, error) {
 	b, err := registry.LoadDir(dir, training.SchemaHash())
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := training.LoadModels(b)
+	m, err := training.LoadPartialModels(b)
 	if err != nil {
 		return nil, nil, err
 	}
