@@ -94,7 +94,7 @@
 // # Schemas
 //
 // Each row kind has a [Schema]: its ordered feature names and [SchemaVersion]. Its hash,
-// the SHA-256 of the version and the names (see [Schema.Hash]), is pinned by a golden
+// the SHA-256 of the kind, the version and the names (see [Schema.Hash]), is pinned by a golden
 // test and goes into every model bundle; the scorer refuses a bundle whose hash differs
 // from its own.
 //

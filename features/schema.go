@@ -77,12 +77,13 @@ type Schema struct {
 	Names   []string `json:"names"` // feature names, in column order
 }
 
-// Hash returns the hex SHA-256 of the schema's version and names: the decimal version and
-// every name, each followed by a newline. It identifies the feature code a model was
-// trained with.
+// Hash returns the hex SHA-256 of the schema's kind, version and names: the kind's name
+// (as [Kind.String] spells it), the decimal version and every name, each followed by a
+// newline. It identifies the feature code a model was trained with; two kinds with the
+// same names have different hashes.
 func (s Schema) Hash() string {
 	h := sha256.New()
-	h.Write([]byte(strconv.Itoa(s.Version) + "\n"))
+	h.Write([]byte(s.Kind.String() + "\n" + strconv.Itoa(s.Version) + "\n"))
 	for _, n := range s.Names {
 		h.Write([]byte(n + "\n"))
 	}
