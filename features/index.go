@@ -667,7 +667,7 @@ func (ix *Index) internTargets() {
 			set[k] = rank[all[read+k]]
 		}
 		read += len(t)
-		if !isStrictlyIncreasing(set) {
+		if !strictlySorted(set) {
 			slices.Sort(set)
 			set = slices.Compact(set)
 		}
@@ -693,52 +693,11 @@ func overlapInfo(a, b *changeInfo) int {
 		a, b = b, a
 	}
 	if b.bits == nil {
-		return intersect(a.targets, b.targets)
+		return intersectSorted(a.targets, b.targets)
 	}
 	n := 0
 	for _, x := range a.targets {
 		n += int(b.bits[x/64] >> (x % 64) & 1)
 	}
 	return n
-}
-
-// intersect returns the size of the intersection of two sorted sets. When one is much
-// smaller than the other (a small change against a large diff that affects most targets)
-// it looks each of its elements up by binary search instead of merging.
-func intersect(a, b []int32) int {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	n := 0
-	if len(a)*16 < len(b) {
-		for _, x := range a {
-			if _, found := slices.BinarySearch(b, x); found {
-				n++
-			}
-		}
-		return n
-	}
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			n++
-			i++
-			j++
-		}
-	}
-	return n
-}
-
-func isStrictlyIncreasing(s []int32) bool {
-	for i := 1; i < len(s); i++ {
-		if s[i-1] >= s[i] {
-			return false
-		}
-	}
-	return true
 }

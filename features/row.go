@@ -1,6 +1,7 @@
 package features
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -232,13 +233,46 @@ func writePair(d []float64, o int, a, b *datasets.Change, inter, union float64) 
 const smallSet = 32
 
 // strictlySorted reports whether s is in strictly increasing order, i.e. a sorted set.
-func strictlySorted(s []string) bool {
+func strictlySorted[T cmp.Ordered](s []T) bool {
 	for i := 1; i < len(s); i++ {
 		if s[i-1] >= s[i] {
 			return false
 		}
 	}
 	return true
+}
+
+// intersectSorted returns the size of the intersection of two sorted sets (strictly
+// increasing). When one is much smaller than the other (a small change against a large
+// diff that affects most targets) it looks each of its elements up by binary search
+// instead of merging.
+func intersectSorted[T cmp.Ordered](a, b []T) int {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	n := 0
+	if len(a)*16 < len(b) {
+		for _, x := range a {
+			if _, found := slices.BinarySearch(b, x); found {
+				n++
+			}
+		}
+		return n
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			n++
+			i++
+			j++
+		}
+	}
+	return n
 }
 
 // distinct returns the number of distinct strings in s.
@@ -266,20 +300,7 @@ func distinct(s []string) int {
 // distinct strings in each.
 func overlap(a, b []string) (inter, na, nb int) {
 	if strictlySorted(a) && strictlySorted(b) {
-		i, j := 0, 0
-		for i < len(a) && j < len(b) {
-			switch {
-			case a[i] < b[j]:
-				i++
-			case a[i] > b[j]:
-				j++
-			default:
-				inter++
-				i++
-				j++
-			}
-		}
-		return inter, len(a), len(b)
+		return intersectSorted(a, b), len(a), len(b)
 	}
 	return overlap(sortedSet(a), sortedSet(b))
 }

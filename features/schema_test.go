@@ -230,8 +230,29 @@ func TestOverlapBruteForce(t *testing.T) {
 		}
 		// The index's integer sets: ids of the sorted distinct names.
 		ia, ib := intSet(a), intSet(b)
-		if got := intersect(ia, ib); got != want {
-			t.Fatalf("intersect(%v, %v) = %d, want %d", ia, ib, got, want)
+		if got := intersectSorted(ia, ib); got != want {
+			t.Fatalf("intersectSorted(%v, %v) = %d, want %d", ia, ib, got, want)
+		}
+		sa, sb := sortedSet(a), sortedSet(b)
+		if got := intersectSorted(sa, sb); got != want || !strictlySorted(sa) || !strictlySorted(ia) {
+			t.Fatalf("intersectSorted(%v, %v) = %d, want %d", sa, sb, got, want)
+		}
+		// A small set against a large one takes the binary-search branch.
+		big := make([]int32, 0, 40*len(ia)+40)
+		for x := range int32(cap(big)) {
+			big = append(big, 2*x)
+		}
+		wantBig := 0
+		for _, x := range ia {
+			if x%2 == 0 && x < 2*int32(len(big)) {
+				wantBig++
+			}
+		}
+		if got := intersectSorted(ia, big); got != wantBig {
+			t.Fatalf("intersectSorted(%v, evens below %d) = %d, want %d", ia, 2*len(big), got, wantBig)
+		}
+		if strictlySorted([]int32{1, 1}) || strictlySorted([]string{"b", "a"}) {
+			t.Fatal("strictlySorted accepts a list that is not a sorted set")
 		}
 	}
 }
