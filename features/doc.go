@@ -37,7 +37,8 @@
 //     event: the change's deciding build succeeds.
 //   - Conflict rows, one per ordered pair (A ahead, B behind) of decided changes of one
 //     repository where A was pending when B was submitted and their affected targets share
-//     at least one name. The label is P-conf's event, which paper 001 §4-5 conditions on
+//     at least one name (a candidate pair with an undecided change is skipped as
+//     "undecided"). The label is P-conf's event, which paper 001 §4-5 conditions on
 //     both changes succeeding (P(B on a path with A succeeds | A's build succeeds) =
 //     P-succ(B) x (1 - P-conf(A, B))): it is defined only when A succeeds (A's success
 //     label is 1) and B succeeds without A (some decisive build of B succeeded: a build
@@ -67,7 +68,8 @@
 // pairs with both changes decided and every decisive build of the behind change
 // finished, all strictly before t; builds a queue runs after a decision (culprit
 // finding) count from their finish. Its queue features (conflicts_count, queue_ahead)
-// describe the changes pending at t: ahead in the queue, not decided before t. Its
+// describe the changes pending at t: ahead in the queue, not decided before t (a
+// change never decided, still queued when the history was exported, is pending for good). Its
 // speculation counts are the change's own decisive builds that finished strictly before
 // the row's build started: the build itself for a build-time row, and for a success row
 // its labelling build. A success row describes

@@ -257,7 +257,7 @@ func (ix *Index) sweepQueue() {
 		// Filter in place: changes decided by now leave the pending list for good.
 		act := pending[cb.Repo][:0]
 		for _, a := range pending[cb.Repo] {
-			if !ix.changes[a].decided.Before(cb.SubmittedAt) {
+			if ix.pendingAt(a, cb.SubmittedAt) {
 				act = append(act, a)
 			}
 		}
@@ -288,17 +288,28 @@ func (ix *Index) sweepQueue() {
 				info.realOverlap++
 			}
 			info.conflicts++
-			if info.decided.IsZero() {
+			if info.decided.IsZero() || !ia.isDecided {
 				ix.pairSkips[SkipUndecided]++
 				continue
 			}
 			ix.pairs = append(ix.pairs, pairInfo{ahead: a, behind: int32(b), label: labelUnknown})
 		}
-		if !info.decided.IsZero() {
+		if !info.decided.IsZero() || !info.isDecided {
 			act = append(act, int32(b))
 		}
 		pending[cb.Repo] = act
 	}
+}
+
+// pendingAt reports whether change a, submitted before t, is still pending at t: it is
+// never decided (still queued when the history was exported), or decided at or after t.
+// A change decided at an unknown time is pending at no time.
+func (ix *Index) pendingAt(a int32, t time.Time) bool {
+	ia := &ix.changes[a]
+	if !ia.isDecided {
+		return true
+	}
+	return !ia.decided.IsZero() && !ia.decided.Before(t)
 }
 
 // onRealPath reports whether change a is on the real path of change c.

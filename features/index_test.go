@@ -145,6 +145,31 @@ func TestTinyHistorySuccess(t *testing.T) {
 	})
 }
 
+// TestTinyHistoryNeverDecided checks that a change never decided (still queued when the
+// history was exported: no decided_at, no outcome, no builds) stays pending for good: a
+// change submitted after it sees it ahead.
+func TestTinyHistoryNeverDecided(t *testing.T) {
+	h := &datasets.History{
+		Changes: []datasets.Change{
+			change("u", "ann", 0, -1, pending, "x"),
+			change("v", "ben", 10, 20, landed, "x", "y"),
+		},
+		Builds: []datasets.Build{build("b1", "v", ok, 11, 15, 240)},
+	}
+	_, tb := tableOf(t, h, KindSuccess)
+	if !equalStrings(tb.ChangeID, []string{"v"}) {
+		t.Fatalf("success rows = %v, want v", tb.ChangeID)
+	}
+	checkRow(t, tb, 0, map[string]float64{"queue_ahead": 1, "conflicts_count": 1})
+	_, bt := tableOf(t, h, KindBuildTime)
+	checkRow(t, bt, 0, map[string]float64{"queue_ahead": 1, "conflicts_count": 1})
+	// The pair (u, v) is a candidate whose ahead change is undecided.
+	_, cf := tableOf(t, h, KindConflict)
+	if cf.NRows() != 0 || cf.Skipped[SkipUndecided] != 1 {
+		t.Errorf("conflict rows %d, skipped %v, want none and one undecided", cf.NRows(), cf.Skipped)
+	}
+}
+
 func TestTinyHistoryConflict(t *testing.T) {
 	_, tb := tableOf(t, tinyHistory(), KindConflict)
 	if !equalStrings(tb.AheadID, []string{"c1", "c2"}) || !equalStrings(tb.ChangeID, []string{"c2", "c3"}) {
