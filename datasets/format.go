@@ -1,11 +1,7 @@
 package datasets
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -52,45 +48,4 @@ func formatOf(path string) (Format, error) {
 		return 0, fmt.Errorf("datasets: %s: %w %q (want .parquet, .arrow or .csv)", path, ErrUnknownFormat, filepath.Ext(path))
 	}
 	return f, nil
-}
-
-// writeFileAtomic writes path through write: to a temporary file in the same folder,
-// flushed, synced and closed, then renamed over path, so that a reader sees the old file
-// or the whole new one. On failure the temporary file is removed.
-func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		return fmt.Errorf("datasets: writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			os.Remove(tmp)
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); cerr != nil {
-		err = errors.Join(err, cerr)
-	}
-	if err != nil {
-		return fmt.Errorf("datasets: writing %s: %w", path, err)
-	}
-	if err = os.Chmod(tmp, 0o644); err != nil {
-		return fmt.Errorf("datasets: writing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("datasets: writing %s: %w", path, err)
-	}
-	return nil
 }

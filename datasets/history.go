@@ -546,7 +546,7 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 		// A strict read returns no rows, so none are skipped.
 		rep.Skipped = map[string]int{}
 	}
-	if err != nil && err != errStop {
+	if err != nil && !errors.Is(err, errStop) {
 		return nil, err
 	}
 	return tr.rows, nil

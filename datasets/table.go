@@ -20,6 +20,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/sqpredict/sqpredict/internal/atomicfile"
 )
 
 // This file holds the format-independent table layer under Frame and History: a file
@@ -634,14 +636,19 @@ func (c *wcol) arrowType() arrow.DataType {
 	return arrow.BinaryTypes.String
 }
 
-// writeTable writes n rows of cols to path in format f, atomically.
+// writeTable writes n rows of cols to path in format f, atomically (a reader sees the
+// old file or the whole new one), mode 0644.
 func writeTable(ctx context.Context, path string, f Format, n int, cols []wcol, mem memory.Allocator) error {
-	return writeFileAtomic(path, func(w io.Writer) error {
+	err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		if f == FormatCSV {
 			return writeCSV(ctx, w, path, n, cols)
 		}
 		return writeArrow(ctx, w, f, n, cols, mem)
 	})
+	if err != nil {
+		return fmt.Errorf("datasets: writing %s: %w", path, err)
+	}
+	return nil
 }
 
 func writeCSV(ctx context.Context, w io.Writer, path string, n int, cols []wcol) error {

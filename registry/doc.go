@@ -43,8 +43,8 @@
 // version's, so sorting names as strings sorts versions by publication. Retain always
 // keeps the newest version, so a name is never reused.
 //
-// A pointer file holds one version name and a newline. It is replaced by writing
-// ".tmp-<name>-*" in the same folder, fsyncing it, renaming it over the pointer and
+// A pointer file holds one version name and a newline, mode 0644 like the manifest.
+// It is replaced by writing ".tmp-<name>-*" in the same folder, fsyncing it, renaming it over the pointer and
 // fsyncing the folder, so readers see the old version or the new one.
 //
 // manifest.json is a JSON object (format_version 1):
@@ -73,8 +73,9 @@
 //
 // # Publishing
 //
-// Publish creates versions/.tmp-publish-*, lets the caller write the files, fsyncs
-// every file and folder under it, writes manifest.json last, fsyncs the folder, renames
+// Publish creates versions/.tmp-publish-*, lets the caller write the files, makes
+// every file under it mode 0644 and every folder 0755 (the trainer and predictd may run
+// as different users), fsyncs every file and folder under it, writes manifest.json last, fsyncs the folder, renames
 // it to versions/<version> and fsyncs versions/. Only then may a pointer name it. A
 // crash at any point leaves either no new version or a complete one, plus perhaps a
 // .tmp-* entry that Cleanup (called by Publish) removes once it is older than

@@ -5,71 +5,48 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/sqpredict/sqpredict/internal/atomicfile"
 )
 
 // tmpPrefix starts the name of every temporary file and folder the registry writes.
-// Readers skip such names and Cleanup removes stale ones.
-const tmpPrefix = ".tmp-"
+// Readers skip such names and Cleanup removes stale ones. It is atomicfile's prefix, so
+// the temporary files of pointer and manifest writes match it too.
+const tmpPrefix = atomicfile.TempPrefix
 
-// writeFileAtomic replaces path with data: it writes a temporary file in the same
-// folder, syncs and closes it, renames it over path and syncs the folder, so a reader
-// sees either the old content or the new one, and the new one survives a crash once
-// this returns. This is writeMetaFile in Prometheus tsdb/block.go.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir, base := filepath.Split(path)
-	f, err := os.CreateTemp(dir, tmpPrefix+base+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			// The temporary file is useless after a failure; Cleanup would remove
-			// it later, but there is no reason to leave it.
-			err = errors.Join(err, ignoreNotExist(os.Remove(tmp)))
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return errors.Join(err, f.Close())
-	}
-	if err := f.Sync(); err != nil {
-		return errors.Join(err, f.Close())
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(dir)
+// Permission bits of what the registry writes: readable by every user, because the
+// trainer and predictd may run as different users.
+const (
+	filePerm fs.FileMode = 0o644
+	dirPerm  fs.FileMode = 0o755
+)
+
+// writeFileAtomic replaces path with data, mode filePerm: it writes a temporary file in
+// the same folder, syncs and closes it, renames it over path and syncs the folder, so a
+// reader sees either the old content or the new one, and the new one survives a crash
+// once this returns.
+func writeFileAtomic(path string, data []byte) error {
+	return atomicfile.WriteFile(path, data, filePerm)
 }
 
-// syncDir fsyncs a folder so that the entries created, renamed or removed in it are
-// durable.
-func syncDir(dir string) error {
-	if dir == "" {
-		dir = "."
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
-}
-
-// mkdirDurable creates dir if it does not exist and syncs its parent, so a new folder
-// survives a crash together with what is later renamed into it.
+// mkdirDurable creates dir, mode dirPerm, if it does not exist and syncs its parent, so
+// a new folder survives a crash together with what is later renamed into it.
 func mkdirDurable(dir string) error {
-	err := os.Mkdir(dir, 0o755)
+	err := os.Mkdir(dir, dirPerm)
 	if errors.Is(err, os.ErrExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(dir))
+	// Mkdir applies the umask; the folder must be readable by every user.
+	if err := os.Chmod(dir, dirPerm); err != nil {
+		return err
+	}
+	return atomicfile.SyncDir(filepath.Dir(dir))
 }
 
 // hashFile returns the hex sha256 and the size of the file at path. With sync set it

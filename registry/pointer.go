@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/sqpredict/sqpredict/internal/atomicfile"
 )
 
 // Role is the part a version plays for a repository: the champion serves by default,
@@ -81,7 +83,7 @@ func (r *Registry) ClearChallenger(repo string) error {
 	if err := ignoreNotExist(os.Remove(path)); err != nil {
 		return fmt.Errorf("registry: clear challenger of %s: %w", repo, err)
 	}
-	if err := syncDir(r.repoDir(repo)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := atomicfile.SyncDir(r.repoDir(repo)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("registry: clear challenger of %s: %w", repo, err)
 	}
 	return nil

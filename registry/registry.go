@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sqpredict/sqpredict/internal/atomicfile"
 )
 
 // StaleAge is how old a temporary file or folder must be before Cleanup removes it.
@@ -88,8 +90,9 @@ type PublishOptions struct {
 }
 
 // Publish adds a version of repo to the registry and returns its name. write fills a
-// new temporary folder inside the registry; Publish then checksums and fsyncs every
-// file, completes m (FormatVersion, Repo, Version, Files, and Extra[ExtraVCSRevision]
+// new temporary folder inside the registry; Publish then makes every file mode 0644
+// and every folder 0755, so that a scorer running as another user can read them,
+// checksums and fsyncs every file, completes m (FormatVersion, Repo, Version, Files, and Extra[ExtraVCSRevision]
 // when unset and known), writes the manifest last, fsyncs the folder, renames it into
 // place and fsyncs the parent. A reader therefore never sees part of a version. The
 // fields the caller sets must be valid: a non-empty FeatureSchemaHash, a non-zero
@@ -182,7 +185,7 @@ func (r *Registry) Publish(ctx context.Context, repo string, write WriteFunc, m 
 		}
 	}
 	renamed = true
-	if err := syncDir(r.versionsDir(repo)); err != nil {
+	if err := atomicfile.SyncDir(r.versionsDir(repo)); err != nil {
 		return version, fmt.Errorf("registry: publish %s %s: %w", repo, version, err)
 	}
 	switch {
@@ -194,8 +197,8 @@ func (r *Registry) Publish(ctx context.Context, repo string, write WriteFunc, m 
 	return version, err
 }
 
-// sealFiles fsyncs every file and folder under dir and returns the manifest's file
-// table. It refuses a file named ManifestName and anything that is neither a regular
+// sealFiles makes every file under dir mode filePerm and every folder (dir included)
+// dirPerm, fsyncs them and returns the manifest's file table. It refuses a file named ManifestName and anything that is neither a regular
 // file nor a folder.
 func sealFiles(dir string) (map[string]FileInfo, error) {
 	files := map[string]FileInfo{}
@@ -206,7 +209,9 @@ func sealFiles(dir string) (map[string]FileInfo, error) {
 		}
 		if d.IsDir() {
 			dirs = append(dirs, path)
-			return nil
+			// MkdirTemp makes the top folder 0700, and the caller's umask applies
+			// to the rest; a predictd under another user must read the bundle.
+			return os.Chmod(path, dirPerm)
 		}
 		rel, err := filepath.Rel(dir, path)
 		if err != nil {
@@ -221,6 +226,9 @@ func sealFiles(dir string) (map[string]FileInfo, error) {
 			return fmt.Errorf("%w: bundle file %q is not a regular file (%v)",
 				ErrInvalidManifest, rel, d.Type())
 		}
+		if err := os.Chmod(path, filePerm); err != nil {
+			return err
+		}
 		sum, size, err := hashFile(path, true)
 		if err != nil {
 			return err
@@ -233,7 +241,7 @@ func sealFiles(dir string) (map[string]FileInfo, error) {
 	}
 	// Children before parents, so each folder is synced after its entries exist.
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := syncDir(dirs[i]); err != nil {
+		if err := atomicfile.SyncDir(dirs[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -349,7 +357,7 @@ func (r *Registry) Retain(repo string, n int) (removed []string, err error) {
 		}
 	}
 	if len(removed) > 0 {
-		if err := syncDir(vdir); err != nil {
+		if err := atomicfile.SyncDir(vdir); err != nil {
 			return removed, fmt.Errorf("registry: retain %s: %w", repo, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -473,5 +474,66 @@ func TestOpen(t *testing.T) {
 				t.Errorf("Repos of a new registry = %q, %v, want none", repos, err)
 			}
 		})
+	}
+}
+
+// TestModes checks that everything Publish and the pointer setters write is readable
+// by another user, whatever the umask and the modes the WriteFunc chose: a predictd
+// running as another user than the trainer has to read the bundles. (Published folders
+// used to be 0700 and the manifest and pointers 0600.) It is not parallel because it
+// changes the process umask.
+func TestModes(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+
+	r := newTestRegistry(t)
+	private := func(dir string) error {
+		if err := os.Mkdir(filepath.Join(dir, "models"), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "models", "build.json"), []byte("{}"), 0o600); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, "success.json"), []byte("{}"), 0o600)
+	}
+	v1, err := r.Publish(context.Background(), testRepo, private, testManifest(), PublishOptions{Champion: true})
+	if err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	v2 := publish(t, r, bundleFiles, PublishOptions{})
+	if err := r.SetChallenger(testRepo, v2); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetChampion(testRepo, v2); err != nil {
+		t.Fatal(err)
+	}
+	vdir := r.versionDir(testRepo, v1)
+	for _, tc := range []struct {
+		path string
+		want os.FileMode
+	}{
+		{r.repoDir(testRepo), 0o755},
+		{r.versionsDir(testRepo), 0o755},
+		{vdir, 0o755},
+		{filepath.Join(vdir, "models"), 0o755},
+		{filepath.Join(vdir, "models", "build.json"), 0o644},
+		{filepath.Join(vdir, "success.json"), 0o644},
+		{filepath.Join(vdir, ManifestName), 0o644},
+		{r.versionDir(testRepo, v2), 0o755},
+		{filepath.Join(r.versionDir(testRepo, v2), ManifestName), 0o644},
+		{filepath.Join(r.repoDir(testRepo), RoleChampion.file()), 0o644},
+		{filepath.Join(r.repoDir(testRepo), RoleChallenger.file()), 0o644},
+	} {
+		info, err := os.Stat(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Mode().Perm(); got != tc.want {
+			rel, _ := filepath.Rel(r.dir, tc.path)
+			t.Errorf("mode of %s = %v, want %v", rel, got, tc.want)
+		}
+	}
+	if _, err := r.Load(testRepo, v1, testSchema); err != nil {
+		t.Errorf("Load(%s) after the mode changes: %v", v1, err)
 	}
 }

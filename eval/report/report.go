@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/sqpredict/sqpredict/eval"
+	"github.com/sqpredict/sqpredict/internal/atomicfile"
 )
 
 // Errors of Write; they are wrapped with the section, plot, series, row or field at fault.
@@ -129,31 +130,10 @@ func WriteMetricsJSON(path string, m map[string]float64) error {
 	return nil
 }
 
-// writeFile writes data to a temporary file in path's directory, syncs and closes it,
-// and renames it to path, removing the temporary file on failure.
-func writeFile(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}()
-	if err := f.Chmod(0o644); err != nil {
-		return errors.Join(err, f.Close())
-	}
-	if _, err := f.Write(data); err != nil {
-		return errors.Join(err, f.Close())
-	}
-	if err := f.Sync(); err != nil {
-		return errors.Join(err, f.Close())
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+// writeFile replaces path with data atomically (a reader sees the old file or the
+// whole new one), mode 0644.
+func writeFile(path string, data []byte) error {
+	return atomicfile.WriteFile(path, data, 0o644)
 }
 
 // figure is a rendered PNG and its place in the page.

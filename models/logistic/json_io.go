@@ -3,12 +3,12 @@ package logistic
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
+
+	"github.com/sqpredict/sqpredict/internal/atomicfile"
 )
 
 // FormatVersion is the artifact format version WriteJSON writes and ReadJSON accepts.
@@ -82,33 +82,16 @@ func (m *Model) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-// SaveFile writes m to path atomically: to a temporary file in the same directory,
-// synced and closed, then renamed over path.
-func (m *Model) SaveFile(path string) (err error) {
+// SaveFile writes m to path atomically, mode 0644: to a temporary file in the same
+// directory, synced and closed, then renamed over path, so a reader sees the old model
+// or the whole new one.
+func (m *Model) SaveFile(path string) error {
 	var buf bytes.Buffer
 	if err := m.WriteJSON(&buf); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("logistic: saving model: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		return errors.Join(fmt.Errorf("logistic: saving model %s: %w", path, err), f.Close())
-	}
-	if err := f.Sync(); err != nil {
-		return errors.Join(fmt.Errorf("logistic: saving model %s: %w", path, err), f.Close())
-	}
-	if err := f.Close(); err != nil {
+	if err := atomicfile.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("logistic: saving model %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("logistic: saving model: %w", err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -124,6 +125,15 @@ func TestArtifactRoundTrip(t *testing.T) {
 		path := t.TempDir() + "/m.json"
 		if err := m.SaveFile(path); err != nil {
 			t.Fatal(err)
+		}
+		// The file is read by predictd, which may run as another user; it used to be
+		// left 0600 by os.CreateTemp.
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Mode().Perm(); got != 0o644 {
+			t.Errorf("SaveFile(%s): mode %v, want 0644", path, got)
 		}
 		m3, err := LoadFile(path)
 		if err != nil {
