@@ -521,3 +521,32 @@ func (p *predictor) getModelInfo(req *pb.GetModelInfoRequest) (*pb.GetModelInfoR
 	}
 	return resp, nil
 }
+
+// CompareBatching implements pb.PredictorServer with scoring.CompareBatching. The list
+// of probabilities and max_batch_size are bounded by Config.MaxBatch.
+func (p *predictor) CompareBatching(ctx context.Context, req *pb.BatchRequest) (*pb.BatchResponse, error) {
+	resp, err := p.compareBatching(req)
+	return resp, toStatus(p.cfg.Log, "CompareBatching", err)
+}
+
+func (p *predictor) compareBatching(req *pb.BatchRequest) (*pb.BatchResponse, error) {
+	var v violations
+	if n := len(req.GetPSucc()); n > p.cfg.MaxBatch {
+		v.add("p_succ", "holds %d items, more than the limit of %d", n, p.cfg.MaxBatch)
+	}
+	if n := int(req.GetMaxBatchSize()); n > p.cfg.MaxBatch {
+		v.add("max_batch_size", "%d is more than the limit of %d", n, p.cfg.MaxBatch)
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	q, err := BatchFromProto(req)
+	if err != nil {
+		return nil, err
+	}
+	c, err := scoring.CompareBatching(q)
+	if err != nil {
+		return nil, fmt.Errorf("server: batching: %w", err)
+	}
+	return BatchToProto(c), nil
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/sqpredict/sqpredict/features"
 	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
 	"github.com/sqpredict/sqpredict/registry"
+	"github.com/sqpredict/sqpredict/scoring"
 	"github.com/sqpredict/sqpredict/server"
 	"github.com/sqpredict/sqpredict/training"
 )
@@ -699,6 +700,41 @@ func TestRotatingLog(t *testing.T) {
 		}
 		if st.Size() > 300 {
 			t.Errorf("%s holds %d bytes, over the 300-byte limit", name, st.Size())
+		}
+	}
+}
+
+func TestCompareBatching(t *testing.T) {
+	e := newTestEnv(t, server.Config{MaxBatch: 64}, false) // needs no model
+	ctx := testCtx(t)
+	req := &pb.BatchRequest{PSucc: []float64{0.9, 0.95, 0.8, 0.99}}
+	resp, err := e.client.CompareBatching(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := scoring.CompareBatching(scoring.BatchQuery{PSucc: req.GetPSucc()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.GetOnePhase(); int(got.GetBestB()) != want.OnePhase.Best || len(got.GetByB()) != len(want.OnePhase.ByB) {
+		t.Fatalf("one phase = %v, want %+v", got, want.OnePhase)
+	}
+	for b, c := range resp.GetTwoPhase().GetByB() {
+		if int(c.GetBatchSize()) != b+1 || !scalar.EqualWithinAbsOrRel(c.GetBuildsPerChange(), want.TwoPhase.ByB[b], sameTol, sameTol) {
+			t.Errorf("two phase b=%d: %v, want %v", b+1, c, want.TwoPhase.ByB[b])
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		req  *pb.BatchRequest
+	}{
+		{"size over the limit", &pb.BatchRequest{CommonPSucc: 0.9, MaxBatchSize: 65}},
+		{"negative size", &pb.BatchRequest{CommonPSucc: 0.9, MaxBatchSize: -1}},
+		{"probability above 1", &pb.BatchRequest{PSucc: []float64{0.5, 1.5}}},
+		{"NaN common probability", &pb.BatchRequest{CommonPSucc: math.NaN()}},
+	} {
+		if _, err := e.client.CompareBatching(ctx, tc.req); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: CompareBatching = %v, want InvalidArgument", tc.name, err)
 		}
 	}
 }

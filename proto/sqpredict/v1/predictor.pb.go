@@ -2136,12 +2136,13 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\tModelRole\x12\x1a\n" +
 	"\x16MODEL_ROLE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13MODEL_ROLE_CHAMPION\x10\x01\x12\x19\n" +
-	"\x15MODEL_ROLE_CHALLENGER\x10\x022\xe5\x03\n" +
+	"\x15MODEL_ROLE_CHALLENGER\x10\x022\xb1\x04\n" +
 	"\tPredictor\x12[\n" +
 	"\x0ePredictSuccess\x12#.sqpredict.v1.PredictSuccessRequest\x1a$.sqpredict.v1.PredictSuccessResponse\x12^\n" +
 	"\x0fPredictConflict\x12$.sqpredict.v1.PredictConflictRequest\x1a%.sqpredict.v1.PredictConflictResponse\x12a\n" +
 	"\x10PredictBuildTime\x12%.sqpredict.v1.PredictBuildTimeRequest\x1a&.sqpredict.v1.PredictBuildTimeResponse\x12a\n" +
-	"\x10ScoreSpeculation\x12%.sqpredict.v1.ScoreSpeculationRequest\x1a&.sqpredict.v1.ScoreSpeculationResponse\x12U\n" +
+	"\x10ScoreSpeculation\x12%.sqpredict.v1.ScoreSpeculationRequest\x1a&.sqpredict.v1.ScoreSpeculationResponse\x12J\n" +
+	"\x0fCompareBatching\x12\x1a.sqpredict.v1.BatchRequest\x1a\x1b.sqpredict.v1.BatchResponse\x12U\n" +
 	"\fGetModelInfo\x12!.sqpredict.v1.GetModelInfoRequest\x1a\".sqpredict.v1.GetModelInfoResponseB?Z=github.com/sqpredict/sqpredict/proto/sqpredict/v1;sqpredictv1b\x06proto3"
 
 var (
@@ -2191,6 +2192,8 @@ var file_sqpredict_v1_predictor_proto_goTypes = []any{
 	(*StartedBuild)(nil),             // 29: sqpredict.v1.StartedBuild
 	(SpeculationPolicy)(0),           // 30: sqpredict.v1.SpeculationPolicy
 	(*SpeculationResponse)(nil),      // 31: sqpredict.v1.SpeculationResponse
+	(*BatchRequest)(nil),             // 32: sqpredict.v1.BatchRequest
+	(*BatchResponse)(nil),            // 33: sqpredict.v1.BatchResponse
 }
 var file_sqpredict_v1_predictor_proto_depIdxs = []int32{
 	28, // 0: sqpredict.v1.Change.submitted_at:type_name -> google.protobuf.Timestamp
@@ -2235,14 +2238,16 @@ var file_sqpredict_v1_predictor_proto_depIdxs = []int32{
 	11, // 39: sqpredict.v1.Predictor.PredictConflict:input_type -> sqpredict.v1.PredictConflictRequest
 	15, // 40: sqpredict.v1.Predictor.PredictBuildTime:input_type -> sqpredict.v1.PredictBuildTimeRequest
 	20, // 41: sqpredict.v1.Predictor.ScoreSpeculation:input_type -> sqpredict.v1.ScoreSpeculationRequest
-	24, // 42: sqpredict.v1.Predictor.GetModelInfo:input_type -> sqpredict.v1.GetModelInfoRequest
-	9,  // 43: sqpredict.v1.Predictor.PredictSuccess:output_type -> sqpredict.v1.PredictSuccessResponse
-	13, // 44: sqpredict.v1.Predictor.PredictConflict:output_type -> sqpredict.v1.PredictConflictResponse
-	17, // 45: sqpredict.v1.Predictor.PredictBuildTime:output_type -> sqpredict.v1.PredictBuildTimeResponse
-	23, // 46: sqpredict.v1.Predictor.ScoreSpeculation:output_type -> sqpredict.v1.ScoreSpeculationResponse
-	26, // 47: sqpredict.v1.Predictor.GetModelInfo:output_type -> sqpredict.v1.GetModelInfoResponse
-	43, // [43:48] is the sub-list for method output_type
-	38, // [38:43] is the sub-list for method input_type
+	32, // 42: sqpredict.v1.Predictor.CompareBatching:input_type -> sqpredict.v1.BatchRequest
+	24, // 43: sqpredict.v1.Predictor.GetModelInfo:input_type -> sqpredict.v1.GetModelInfoRequest
+	9,  // 44: sqpredict.v1.Predictor.PredictSuccess:output_type -> sqpredict.v1.PredictSuccessResponse
+	13, // 45: sqpredict.v1.Predictor.PredictConflict:output_type -> sqpredict.v1.PredictConflictResponse
+	17, // 46: sqpredict.v1.Predictor.PredictBuildTime:output_type -> sqpredict.v1.PredictBuildTimeResponse
+	23, // 47: sqpredict.v1.Predictor.ScoreSpeculation:output_type -> sqpredict.v1.ScoreSpeculationResponse
+	33, // 48: sqpredict.v1.Predictor.CompareBatching:output_type -> sqpredict.v1.BatchResponse
+	26, // 49: sqpredict.v1.Predictor.GetModelInfo:output_type -> sqpredict.v1.GetModelInfoResponse
+	44, // [44:50] is the sub-list for method output_type
+	38, // [38:44] is the sub-list for method input_type
 	38, // [38:38] is the sub-list for extension type_name
 	38, // [38:38] is the sub-list for extension extendee
 	0,  // [0:38] is the sub-list for field type_name

@@ -37,6 +37,7 @@ const (
 	Predictor_PredictConflict_FullMethodName  = "/sqpredict.v1.Predictor/PredictConflict"
 	Predictor_PredictBuildTime_FullMethodName = "/sqpredict.v1.Predictor/PredictBuildTime"
 	Predictor_ScoreSpeculation_FullMethodName = "/sqpredict.v1.Predictor/ScoreSpeculation"
+	Predictor_CompareBatching_FullMethodName  = "/sqpredict.v1.Predictor/CompareBatching"
 	Predictor_GetModelInfo_FullMethodName     = "/sqpredict.v1.Predictor/GetModelInfo"
 )
 
@@ -58,6 +59,9 @@ type PredictorClient interface {
 	// ScoreSpeculation plans the speculation tree of a queue (see SpeculationRequest),
 	// predicting P-succ, P-conf and build times the caller leaves out.
 	ScoreSpeculation(ctx context.Context, in *ScoreSpeculationRequest, opts ...grpc.CallOption) (*ScoreSpeculationResponse, error)
+	// CompareBatching returns the expected builds per change of one-phase and two-phase
+	// batching for every batch size (see BatchRequest). Needs no model.
+	CompareBatching(ctx context.Context, in *BatchRequest, opts ...grpc.CallOption) (*BatchResponse, error)
 	// GetModelInfo describes the loaded champion and challenger bundles.
 	GetModelInfo(ctx context.Context, in *GetModelInfoRequest, opts ...grpc.CallOption) (*GetModelInfoResponse, error)
 }
@@ -110,6 +114,16 @@ func (c *predictorClient) ScoreSpeculation(ctx context.Context, in *ScoreSpecula
 	return out, nil
 }
 
+func (c *predictorClient) CompareBatching(ctx context.Context, in *BatchRequest, opts ...grpc.CallOption) (*BatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BatchResponse)
+	err := c.cc.Invoke(ctx, Predictor_CompareBatching_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *predictorClient) GetModelInfo(ctx context.Context, in *GetModelInfoRequest, opts ...grpc.CallOption) (*GetModelInfoResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetModelInfoResponse)
@@ -138,6 +152,9 @@ type PredictorServer interface {
 	// ScoreSpeculation plans the speculation tree of a queue (see SpeculationRequest),
 	// predicting P-succ, P-conf and build times the caller leaves out.
 	ScoreSpeculation(context.Context, *ScoreSpeculationRequest) (*ScoreSpeculationResponse, error)
+	// CompareBatching returns the expected builds per change of one-phase and two-phase
+	// batching for every batch size (see BatchRequest). Needs no model.
+	CompareBatching(context.Context, *BatchRequest) (*BatchResponse, error)
 	// GetModelInfo describes the loaded champion and challenger bundles.
 	GetModelInfo(context.Context, *GetModelInfoRequest) (*GetModelInfoResponse, error)
 	mustEmbedUnimplementedPredictorServer()
@@ -161,6 +178,9 @@ func (UnimplementedPredictorServer) PredictBuildTime(context.Context, *PredictBu
 }
 func (UnimplementedPredictorServer) ScoreSpeculation(context.Context, *ScoreSpeculationRequest) (*ScoreSpeculationResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ScoreSpeculation not implemented")
+}
+func (UnimplementedPredictorServer) CompareBatching(context.Context, *BatchRequest) (*BatchResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CompareBatching not implemented")
 }
 func (UnimplementedPredictorServer) GetModelInfo(context.Context, *GetModelInfoRequest) (*GetModelInfoResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetModelInfo not implemented")
@@ -258,6 +278,24 @@ func _Predictor_ScoreSpeculation_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Predictor_CompareBatching_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PredictorServer).CompareBatching(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Predictor_CompareBatching_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PredictorServer).CompareBatching(ctx, req.(*BatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Predictor_GetModelInfo_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetModelInfoRequest)
 	if err := dec(in); err != nil {
@@ -298,6 +336,10 @@ var Predictor_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ScoreSpeculation",
 			Handler:    _Predictor_ScoreSpeculation_Handler,
+		},
+		{
+			MethodName: "CompareBatching",
+			Handler:    _Predictor_CompareBatching_Handler,
 		},
 		{
 			MethodName: "GetModelInfo",
