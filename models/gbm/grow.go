@@ -124,6 +124,20 @@ func GrowTree(d *Dataset, grad, hess []float64, rows []int, features []int, cfg 
 	return d.grow(nil, grad, hess, rows, features, cfg, nil)
 }
 
+// GrowTreeLeaves is GrowTree that also reports where the rows went: it sets leafOf[r]
+// to the index of the leaf of the returned tree that row r falls into (the index
+// Tree.LeafValue and Model.PredictLeaf use) for every row r in rows, or every row of d
+// when rows is nil, and leaves the other entries of leafOf unchanged. It is the leaf
+// that the tree's Predict gives for the row's raw values, found while growing, so a
+// booster can update its training scores without walking the new tree. leafOf must
+// have one entry per row of d.
+func GrowTreeLeaves(d *Dataset, grad, hess []float64, rows []int, features []int, cfg TreeConfig, leafOf []int32) (*Tree, error) {
+	if len(leafOf) != d.nRows {
+		return nil, fmt.Errorf("%w: leafOf has %d entries for %d rows", ErrBadData, len(leafOf), d.nRows)
+	}
+	return d.grow(nil, grad, hess, rows, features, cfg, leafOf)
+}
+
 // grow is GrowTree with the buffers of g, or of a grower from d's pool when g is nil
 // (the pool may drop its growers at any garbage collection, so Fit keeps its own).
 // When leafOf is not nil it also sets leafOf[r] to the leaf of every row r in rows,

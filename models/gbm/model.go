@@ -35,6 +35,9 @@ type Model struct {
 	// pandasCategorical is the "pandas_categorical:..." line the Python package adds
 	// to files it saves, kept for the writer; "" when absent.
 	pandasCategorical string
+	// flat is the compiled form of trees that prediction walks; nil when a tree has
+	// a split it does not cover (categorical, missing type Zero).
+	flat *flatModel
 }
 
 // NewModel assembles trees into a model. The trees must already be scaled by their
@@ -74,6 +77,7 @@ func NewModel(trees []*Tree, featureNames []string, objective string) (*Model, e
 	}
 	m.featureNames = slices.Clone(featureNames)
 	m.nFeatures = len(featureNames)
+	m.flat = compile(m.trees)
 	return m, nil
 }
 
@@ -196,22 +200,48 @@ func (m *Model) predict(dst []float64, x mat.Matrix, transform bool) []float64 {
 func (m *Model) predictRows(dst []float64, x mat.Matrix, lo, hi int, buf []float64, transform bool) {
 	k := m.nClasses
 	var rows [predictBatchRows][]float64
+	raw, dense := x.(mat.RawMatrixer)
 	for b := lo; b < hi; b += predictBatchRows {
 		e := min(hi, b+predictBatchRows)
-		block := rows[:e-b]
-		fillRows(block, x, b, buf)
 		out := dst[b*k : e*k]
 		clear(out)
-		if k == 1 {
-			for _, t := range m.trees {
-				for i, row := range block {
-					out[i] += t.leafValues[t.leaf(row)]
+		if m.flat != nil {
+			// The block's rows as one slice with a stride: the matrix's own data,
+			// or a copy in buf.
+			var data []float64
+			stride := m.nFeatures
+			if dense {
+				r := raw.RawMatrix()
+				data, stride = r.Data[b*r.Stride:], r.Stride
+			} else {
+				data = buf[:(e-b)*stride]
+				for i := range e - b {
+					for j := range stride {
+						data[i*stride+j] = x.At(b+i, j)
+					}
 				}
 			}
+			if e-b < 4 {
+				for i := range e - b {
+					m.flat.addRow(out[i*k:(i+1)*k], data[i*stride:i*stride+m.nFeatures], k)
+				}
+			} else {
+				m.flat.addBlock(out, data, stride, e-b, m.nFeatures, k)
+			}
 		} else {
-			for j, t := range m.trees {
-				for i, row := range block {
-					out[i*k+j%k] += t.leafValues[t.leaf(row)]
+			block := rows[:e-b]
+			fillRows(block, x, b, buf)
+			if k == 1 {
+				for _, t := range m.trees {
+					for i, row := range block {
+						out[i] += t.leafValues[t.leaf(row)]
+					}
+				}
+			} else {
+				for j, t := range m.trees {
+					for i, row := range block {
+						out[i*k+j%k] += t.leafValues[t.leaf(row)]
+					}
 				}
 			}
 		}
@@ -224,10 +254,49 @@ func (m *Model) predictRows(dst []float64, x mat.Matrix, lo, hi int, buf []float
 			}
 		}
 		if transform {
-			for i := range block {
+			for i := range e - b {
 				m.obj.transform(out[i*k : (i+1)*k])
 			}
 		}
+	}
+}
+
+// PredictRawRow writes the raw scores of one row of raw feature values (NaN =
+// missing) into dst, NClasses values, and returns it: the sums of the trees' leaf
+// values, as PredictRaw gives for the row, without a matrix and without allocating. A
+// nil dst is allocated; a dst of the wrong length, or a row without NFeatures values,
+// panics.
+func (m *Model) PredictRawRow(dst, row []float64) []float64 {
+	if dst == nil {
+		dst = make([]float64, m.nClasses)
+	}
+	if len(dst) != m.nClasses {
+		panic(errDstLength)
+	}
+	clear(dst)
+	m.AddRawRow(dst, row)
+	return dst
+}
+
+// AddRawRow adds the leaf values of every tree for one row of raw feature values
+// (NaN = missing) to dst, tree by tree in model order (tree j to dst[j mod
+// NClasses]), so that starting from dst = c gives ((c + tree 0) + tree 1) + ... It
+// does not allocate. A dst without NClasses values, or a row without NFeatures
+// values, panics.
+func (m *Model) AddRawRow(dst, row []float64) {
+	if len(row) != m.nFeatures {
+		panic(errFeatureCount)
+	}
+	k := m.nClasses
+	if len(dst) != k {
+		panic(errDstLength)
+	}
+	if m.flat != nil {
+		m.flat.addRow(dst, row, k)
+		return
+	}
+	for j, t := range m.trees {
+		dst[j%k] += t.leafValues[t.leaf(row)]
 	}
 }
 
@@ -237,21 +306,24 @@ func parallelRows(r int) bool {
 	return r >= 2*predictBatchRows && runtime.GOMAXPROCS(0) > 1
 }
 
-// rowBuffer returns a buffer for predictBatchRows rows of x, nil when x lends its rows.
+// rowBuffer returns a buffer for predictBatchRows rows of x, nil when x is a matrix
+// whose data prediction reads in place (mat.RawMatrixer, such as *mat.Dense).
 func rowBuffer(x mat.Matrix) []float64 {
-	if _, ok := x.(mat.RawRowViewer); ok {
+	if _, ok := x.(mat.RawMatrixer); ok {
 		return nil
 	}
 	_, c := x.Dims()
 	return make([]float64, predictBatchRows*c)
 }
 
-// fillRows sets rows[i] to row first+i of x: a view when x lends its rows, else a copy
+// fillRows sets rows[i] to row first+i of x: a view when x lends its data, else a copy
 // in buf.
 func fillRows(rows [][]float64, x mat.Matrix, first int, buf []float64) {
-	if rv, ok := x.(mat.RawRowViewer); ok {
+	if rm, ok := x.(mat.RawMatrixer); ok {
+		r := rm.RawMatrix()
 		for i := range rows {
-			rows[i] = rv.RawRowView(first + i)
+			o := (first + i) * r.Stride
+			rows[i] = r.Data[o : o+r.Cols]
 		}
 		return
 	}

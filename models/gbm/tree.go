@@ -79,6 +79,9 @@ func (t *Tree) Predict(row []float64) float64 {
 	return t.leafValues[t.leaf(row)]
 }
 
+// LeafValue returns the value of leaf i of t, 0 <= i < NLeaves.
+func (t *Tree) LeafValue(i int) float64 { return t.leafValues[i] }
+
 // Scaled returns a copy of t with every leaf value (and the internal values kept for
 // the text format) multiplied by s. It is how a learning rate is applied.
 func (t *Tree) Scaled(s float64) *Tree {
