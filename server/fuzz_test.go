@@ -20,7 +20,7 @@ import (
 
 // FuzzRequestToScoring feeds arbitrary bytes, read as each request message, through
 // the service in process (validation, conversion to datasets and features values,
-// scoring, planning). It must never panic; an error must be InvalidArgument, and an
+// scoring, planning, batching). It must never panic; an error must be InvalidArgument, and an
 // answer must hold one finite prediction per item, probabilities in [0, 1].
 func FuzzRequestToScoring(f *testing.F) {
 	dir := f.TempDir()
@@ -64,6 +64,11 @@ func FuzzRequestToScoring(f *testing.F) {
 		}
 		f.Add(bs)
 	}
+	bs, err := proto.Marshal(&pb.BatchRequest{PSucc: []float64{0.9, 0.8}, MaxBatchSize: 4})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(bs)
 	f.Add([]byte{})
 
 	ctx := context.Background()
@@ -111,6 +116,13 @@ func FuzzRequestToScoring(f *testing.F) {
 						t.Fatalf("build time (%v, %v)", p.GetMeanSeconds(), p.GetStddevSeconds())
 					}
 				}
+			}
+		}
+		var bq pb.BatchRequest
+		if proto.Unmarshal(data, &bq) == nil {
+			resp, err := svc.CompareBatching(ctx, &bq)
+			if check(t, "CompareBatching", err) && !(resp.GetOnePhase().GetBestB() >= 1) {
+				t.Fatalf("CompareBatching: best batch size %d", resp.GetOnePhase().GetBestB())
 			}
 		}
 		var qreq pb.ScoreSpeculationRequest
