@@ -169,6 +169,9 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	}
 	if err != nil {
 		stopAll(nil)
+		if cfg.registry == "" && errors.Is(err, registry.ErrSchemaMismatch) {
+			return fmt.Errorf("predictd: the built-in default bundle was trained with other feature code; run go generate ./internal/defaultbundle and rebuild: %w", err)
+		}
 		return fmt.Errorf("predictd: first load of %s: %w", repo, err)
 	}
 	if v, err := reg.Challenger(repo); err == nil {
