@@ -237,6 +237,36 @@ func (d *rowData) predictTrees(trees [2]*gbm.Tree) {
 	wg.Wait()
 }
 
+// treeOutputs writes the outputs of the iteration's trees for every training row into
+// train.out: from the leaves GrowTreeLeaves reported for the batch rows, and by walking
+// the trees for the rows outside the batch (a minibatch), whose parameters move too.
+func (b *booster) treeOutputs(trees [2]*gbm.Tree) {
+	d := b.train
+	if b.batch == nil {
+		for k := range 2 {
+			t, out := trees[k], d.out[k]
+			for i, l := range b.leafOf[k] {
+				out[i] = t.LeafValue(int(l))
+			}
+		}
+		return
+	}
+	// batch is sorted and without repeats: walk the rows in order, taking the batch
+	// rows' leaves and predicting the others.
+	t0, t1, o0, o1 := trees[0], trees[1], d.out[0], d.out[1]
+	l0, l1 := b.leafOf[0], b.leafOf[1]
+	next := 0
+	for i := range d.n {
+		if next < len(b.batch) && b.batch[next] == i {
+			o0[i], o1[i] = t0.LeafValue(int(l0[i])), t1.LeafValue(int(l1[i]))
+			next++
+			continue
+		}
+		row := d.x[i*d.p : (i+1)*d.p]
+		o0[i], o1[i] = t0.Predict(row), t1.Predict(row)
+	}
+}
+
 // parallelRows is the number of rows from which predictTrees uses two goroutines.
 const parallelRows = 2048
 
@@ -287,6 +317,9 @@ type booster struct {
 	resid  []float64
 	invVar []float64
 	cache  [2]expCache // one per splitRows worker
+	// leafOf holds, per parameter, the leaf of the iteration's tree that each batch
+	// row fell into while the tree was grown.
+	leafOf [2][]int32
 }
 
 // treeConfig is the base learner of the reference, scikit-learn's
@@ -314,6 +347,7 @@ func fitRun(ctx context.Context, x mat.Matrix, y, w []float64, xVal mat.Matrix, 
 		hess:   make([]float64, train.n),
 		resid:  make([]float64, train.n),
 		invVar: make([]float64, train.n),
+		leafOf: [2][]int32{make([]int32, train.n), make([]int32, train.n)},
 	}
 	if xVal != nil {
 		if b.val, err = newRowData("validation set", xVal, yVal, wVal, cfg); err != nil {
@@ -372,13 +406,13 @@ func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
 		}
 		var trees [2]*gbm.Tree
 		for k, g := range [2][]float64{b.grad0, b.grad1} {
-			t, err := gbm.GrowTree(b.ds, g, b.hess, b.batch, b.cols, b.tree)
+			t, err := gbm.GrowTreeLeaves(b.ds, g, b.hess, b.batch, b.cols, b.tree, b.leafOf[k])
 			if err != nil {
 				return nil, fmt.Errorf("ngboost: iteration %d, parameter %d: %w", iter, k, err)
 			}
 			trees[k] = t
 		}
-		tr.predictTrees(trees)
+		b.treeOutputs(trees)
 		scale, stepNorm := b.lineSearch(trainScore, sumW)
 		step := cfg.LearningRate * scale
 		for k := range 2 {

@@ -234,5 +234,8 @@ func ReadJSON(r io.Reader) (*Model, error) {
 	if b := m.info.BestIteration; b < -1 || (b >= 0 && b >= len(m.info.ValScore)) {
 		return bad("best_iteration %d with %d validation scores", b, len(m.info.ValScore))
 	}
+	if err := m.predictor(); err != nil {
+		return nil, err
+	}
 	return m, nil
 }

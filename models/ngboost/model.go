@@ -18,10 +18,14 @@ import (
 //
 // A *Model is immutable and safe for concurrent use.
 type Model struct {
-	family       Family
-	init         [2]float64
-	trees        [2][]*gbm.Tree
-	ens          [2]*gbm.Model // the same trees, for batch prediction and the artifact
+	family Family
+	init   [2]float64
+	trees  [2][]*gbm.Tree
+	ens    [2]*gbm.Model // the same trees, for the artifact
+	// both holds the trees of the two parameters interleaved (iteration i's trees at
+	// 2i and 2i+1) as one model with two outputs, so that prediction walks them in
+	// one pass over the rows; see predictor.
+	both         *gbm.Model
 	featureNames []string
 	nFeatures    int
 	info         FitInfo
@@ -63,6 +67,26 @@ func (m *Model) assemble() error {
 		}
 		m.ens[k] = e
 	}
+	return m.predictor()
+}
+
+// predictor builds m.both from m.trees.
+func (m *Model) predictor() error {
+	n := len(m.trees[0])
+	if len(m.trees[1]) != n {
+		return fmt.Errorf("ngboost: %d trees for loc and %d for log scale: %w", n, len(m.trees[1]), ErrFormat)
+	}
+	inter := make([]*gbm.Tree, 0, 2*n)
+	for i := range n {
+		inter = append(inter, m.trees[0][i], m.trees[1][i])
+	}
+	// A two-class objective only sets the number of outputs per row: Model.both is
+	// used through PredictRaw and AddRawRow, which apply no link.
+	b, err := gbm.NewModel(inter, m.featureNames, "multiclass num_class:2")
+	if err != nil {
+		return fmt.Errorf("ngboost: assembling the trees: %w", err)
+	}
+	m.both = b
 	return nil
 }
 
@@ -108,12 +132,10 @@ func (m *Model) PredictParams(dst []float64, x mat.Matrix) []float64 {
 	if r == 0 {
 		return dst
 	}
-	buf := make([]float64, r)
-	for k := range 2 {
-		m.ens[k].PredictRaw(buf, x)
-		for i, v := range buf {
-			dst[2*i+k] = m.init[k] + v
-		}
+	m.both.PredictRaw(dst, x)
+	for i := 0; i < len(dst); i += 2 {
+		dst[i] = m.init[0] + dst[i]
+		dst[i+1] = m.init[1] + dst[i+1]
 	}
 	return dst
 }
@@ -149,11 +171,7 @@ func (m *Model) PredictRow(row []float64) Dist {
 		panic(errFeatureCount)
 	}
 	p := m.init
-	for k := range 2 {
-		for _, t := range m.trees[k] {
-			p[k] += t.Predict(row)
-		}
-	}
+	m.both.AddRawRow(p[:], row)
 	return distOf(m.family, p)
 }
 
