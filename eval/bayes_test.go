@@ -8,7 +8,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/sqpredict/sqpredict/datasets"
 	"github.com/sqpredict/sqpredict/datasets/synth"
 	"github.com/sqpredict/sqpredict/eval"
 	"github.com/sqpredict/sqpredict/features"
@@ -31,12 +30,9 @@ const bayesGapMin = -0.02
 // true probability of each label on the same rows.
 //
 // The conflict label records a conflict given that both changes succeed alone, whose
-// probability is true_p_conflict. The success label is the status of the change's
-// build on the path of the changes that really landed, which fails when the change is
-// bad or conflicts with one of them: the generator draws these independently, so its
-// probability is true_p_success x the product over the build's path of (1 -
-// true_p_conflict). The gap to true_p_success alone, which ignores the path, is logged
-// too.
+// probability is true_p_conflict. The success label is the change's intrinsic outcome
+// (whether it is good: its build on HEAD alone succeeds), whose probability is
+// true_p_success.
 func TestBayesGap(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -63,11 +59,10 @@ func TestBayesGap(t *testing.T) {
 			return nil
 		}
 		y := tab.Y
-		var q, qAlone []float64
+		var q []float64
 		switch kind {
 		case features.KindSuccess:
-			qAlone = column("true_p_success")
-			q = successTruth(h, tab, qAlone)
+			q = column("true_p_success")
 		case features.KindConflict:
 			q = column("true_p_conflict")
 		}
@@ -95,20 +90,17 @@ func TestBayesGap(t *testing.T) {
 		}
 		x := tab.Dense()
 		_, nf := x.Dims()
-		rows := func(idx []int) (xs *mat.Dense, ys, qs, qas []float64) {
+		rows := func(idx []int) (xs *mat.Dense, ys, qs []float64) {
 			xs = mat.NewDense(len(idx), nf, nil)
-			ys, qs, qas = make([]float64, len(idx)), make([]float64, len(idx)), make([]float64, len(idx))
+			ys, qs = make([]float64, len(idx)), make([]float64, len(idx))
 			for i, r := range idx {
 				xs.SetRow(i, x.RawRowView(r))
 				ys[i], qs[i] = y[r], q[r]
-				if qAlone != nil {
-					qas[i] = qAlone[r]
-				}
 			}
-			return xs, ys, qs, qas
+			return xs, ys, qs
 		}
-		xTrain, yTrain, _, _ := rows(train)
-		xTest, yTest, qTest, qaTest := rows(test)
+		xTrain, yTrain, _ := rows(train)
+		xTest, yTest, qTest := rows(test)
 		m, err := logistic.Fit(xTrain, yTrain, nil, logistic.Config{FeatureNames: tab.Schema.Names})
 		if err != nil {
 			t.Fatal(err)
@@ -122,39 +114,9 @@ func TestBayesGap(t *testing.T) {
 		}
 		t.Logf("%v: %d rows (%d positive labels, %d without truth), %d features; holdout %d rows, %.0f positive: log loss %.5f, Bayes limit %.5f, gap %+.2f%% (%d iterations)",
 			kind, tab.NRows(), int(derived), tab.NRows()-len(keep), nf, len(test), pos, model, bayes, 100*gap, m.Stats().Iterations)
-		if qAlone != nil {
-			alone := eval.LogLoss(yTest, qaTest)
-			t.Logf("%v: log loss of true_p_success alone %.5f, gap to it %+.2f%%", kind, alone, 100*(model/alone-1))
-		}
 		if gap > bayesGapMax || gap < bayesGapMin {
 			t.Errorf("%v: holdout log loss %.5f is %+.2f%% off the Bayes limit %.5f, want between %+.0f%% and %+.0f%%",
 				kind, model, 100*gap, bayes, 100*bayesGapMin, 100*bayesGapMax)
 		}
 	}
-}
-
-// successTruth returns the true probability of each success row's label: pSucc (the
-// row's true_p_success) times 1 - true_p_conflict of the row's change with every change
-// on the path of the row's build. It is NaN when a path change has no pair with it.
-func successTruth(h *datasets.History, tab *features.Table, pSucc []float64) []float64 {
-	pConf := make(map[[2]string]float64, len(h.Pairs))
-	for _, p := range h.Pairs {
-		pConf[[2]string{p.AheadChangeID, p.BehindChangeID}] = p.TrueProbConflict
-	}
-	path := make(map[string][]string, len(h.Builds))
-	for i := range h.Builds {
-		path[h.Builds[i].BuildID] = h.Builds[i].Path
-	}
-	q := make([]float64, tab.NRows())
-	for r := range q {
-		q[r] = pSucc[r]
-		for _, a := range path[tab.BuildID[r]] {
-			pc, ok := pConf[[2]string{a, tab.ChangeID[r]}]
-			if !ok {
-				pc = math.NaN()
-			}
-			q[r] *= 1 - pc
-		}
-	}
-	return q
 }

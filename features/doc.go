@@ -21,35 +21,36 @@
 // decisive when its status is succeeded or failed; infra_failed and aborted builds say
 // nothing about the change and are ignored everywhere below.
 //
-//   - Success rows, one per decided change. The real path of a change C is the set of
-//     changes A of the same repository that are ahead of C in the queue (submitted earlier),
-//     were still pending when C was submitted (D(A) >= submitted_at(C): not decided before), landed, and were
-//     decided no later than C (D(A) <= D(C)). A build of C is on its real path when its
-//     path holds only real-path changes, each once, and every real-path change that may
-//     conflict with C (shares an affected target, or either's targets are unknown) and
-//     was not decided at the very instant C was submitted (a tie a history cannot order): a
-//     change that affects none of C's targets cannot change C's build, and queues, like
-//     paper 001 §5 and the synthetic one, leave such changes off speculation paths. The
-//     label is the status of C's labelling build: its decisive build on its real path;
-//     when there is none, its decisive build on the empty path; the latest finished such
-//     build wins. With neither the row is skipped ("no_build_on_real_or_empty_path", or
-//     "no_decisive_build" when C has no decisive build at all). The label is P-succ's
-//     event: the change's deciding build succeeds.
+//   - Success rows, one per decided change, describing it at its submission time t.
+//     The label is P-succ's event as paper 001 §4 uses it (P(B_i.j succeeds | B_i
+//     succeeds) = P-succ_j x (1 - P-conf_i,j)): the change's intrinsic outcome, whether
+//     its build on HEAD alone succeeds. It is 1 when any decisive build of the change
+//     succeeded, on any path (a build succeeds only when its change is good and nothing
+//     on its path broke it); 0 when none did and one failed on the empty path; otherwise
+//     the row is skipped ("undetermined_alone": it failed only with other changes on the
+//     path, which may be their fault; "no_decisive_build" when it has no decisive
+//     build). A queue with culprit finding builds every change rejected on a non-empty
+//     path alone, so its changes all get a label. The table's BuildID names the build
+//     that settles the label (the first, in order of finish, succeeded one for 1, failed
+//     one alone for 0); it enters no feature. On a synthetic history the label's
+//     probability is exactly true_p_success.
 //   - Conflict rows, one per ordered pair (A ahead, B behind) of decided changes of one
 //     repository where A was pending when B was submitted and their affected targets share
 //     at least one name (a candidate pair with an undecided change is skipped as
 //     "undecided"). The label is P-conf's event, which paper 001 §4-5 conditions on
 //     both changes succeeding (P(B on a path with A succeeds | A's build succeeds) =
-//     P-succ(B) x (1 - P-conf(A, B))): it is defined only when A succeeds (A's success
-//     label is 1) and B succeeds without A (some decisive build of B succeeded: a build
+//     P-succ(B) x (1 - P-conf(A, B))): it is defined only when A succeeds (A landed: its
+//     build on its path succeeded; it does not when it was rejected or its success label
+//     is 0) and B succeeds without A (some decisive build of B succeeded: a build
 //     that succeeds with A on its path succeeds without it too). Then it is 1 when B
 //     fails with A while succeeding without it (a decisive build of B on a path P holding
 //     A failed, and one on the set P less A succeeded: the pairwise evidence of a queue's
 //     culprit finding; a failure on a path that holds other changes besides A does not
 //     tell which of them is the culprit), and 0 when B succeeds with A (a decisive build
-//     of B whose path contains A succeeded). When A's label is 0, or B has no succeeded
-//     build and one without A failed, the pair is outside P-conf's condition and skipped
-//     as "not_both_succeed_alone"; when a term is unknown (A has no label; B's only
+//     of B whose path contains A succeeded). When A does not succeed, or B has no
+//     succeeded build and one without A failed, the pair is outside P-conf's condition
+//     and skipped as "not_both_succeed_alone"; when a term is unknown (A's outcome is
+//     unknown and its success label is not 0; B's only
 //     decisive builds failed with A) or the evidence is missing, as "undetermined"; when
 //     B's builds say both 1 and 0 (flaky builds), as "contradictory_builds". Pairs where
 //     either change's affected targets are unknown are skipped as
@@ -63,23 +64,33 @@
 // # Point in time
 //
 // A row belongs to a change submitted at t (the behind change for pairs). Its developer
-// features see only results known strictly before t: changes decided (and their
-// labelling build finished), decisive builds finished of changes decided, and labelled
-// pairs with both changes decided and every decisive build of the behind change
-// finished, all strictly before t; builds a queue runs after a decision (culprit
-// finding) count from their finish. Its queue features (conflicts_count, queue_ahead)
-// describe the changes pending at t: ahead in the queue, not decided before t (a
-// change never decided, still queued when the history was exported, is pending for good). Its
-// speculation counts are the change's own decisive builds that finished strictly before
-// the row's build started: the build itself for a build-time row, and for a success row
-// its labelling build. A success row describes
-// the moment its labelling build started, with that build's height and path: the
-// prediction the queue makes for that node of its speculation tree. So neither the
-// labelling build's own result nor that of any build started at or after it (such as
-// the builds a queue runs after a rejection to find the culprit) enters the row. Nothing
-// about a change decided after t, other than what was known when it was submitted (its
-// attributes), enters a row at t, except through which build of the change labels it:
-// which changes ahead landed decides which of its builds is on its real path.
+// features see only results known strictly before t: changes decided, decisive builds
+// finished of changes decided, and labelled pairs with both changes decided and every
+// decisive build of the behind change finished, all strictly before t; a change's
+// success label counts from when it was settled (its first succeeded build finished;
+// for a label 0 or none, its last decisive build finished), since builds a queue runs
+// after a decision (culprit finding) may settle it later. Its queue features
+// (conflicts_count, queue_ahead) describe the changes pending at t: ahead in the queue,
+// not decided before t (a change never decided, still queued when the history was
+// exported, is pending for good).
+//
+// The speculation group of a success row is also what is known at t (see
+// [SubmissionSpeculation], which the scorer calls with the same inputs):
+// speculation_height and queue_ahead are the number of changes pending ahead at t, the
+// height at which a queue speculating on every change ahead first builds it;
+// path_changes and log1p_path_lines_changed describe the most likely path at t, every
+// change pending ahead that may conflict with it (overlapping affected targets, or
+// unknown ones), assumed to land; and spec_succeeded and spec_failed count the earlier
+// attempts of the change's revision (the submissions with the same revision_id decided
+// before t) that landed and that were rejected, the only speculation outcomes of the
+// change known at t. Nothing decided after t, neither which changes ahead land nor any
+// build of the change, enters a success row; only its label. An earlier definition
+// described the change's build on the path of the changes that really landed: which
+// build that is depends on outcomes decided after t, a leak.
+//
+// A build-time row describes its build as it starts: its speculation counts are the
+// change's own decisive builds that finished strictly before that, and its height and
+// path are the build's.
 //
 // # Developer statistics
 //

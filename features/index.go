@@ -23,17 +23,17 @@ const (
 
 // Skip reasons, as they appear in Table.Skipped and the trainer's summary.
 const (
-	SkipUndecided              = "undecided"                      // the change is not decided (see decisionTime)
-	SkipNoDecisiveBuild        = "no_decisive_build"              // the change has no succeeded or failed build
-	SkipNoRealOrEmptyPathBuild = "no_build_on_real_or_empty_path" // none of its decisive builds is on its real path or the empty path
-	SkipUnknownTargets         = "unknown_affected_targets"       // a pending pair where either change's affected targets are unknown
-	SkipUndetermined           = "undetermined"                   // the builds cannot tell whether the pair conflicted
-	SkipNotBothSucceedAlone    = "not_both_succeed_alone"         // the ahead change's build failed, or the behind change fails without it
-	SkipContradictory          = "contradictory_builds"           // the behind change's builds say both conflicted and not (flaky builds)
-	SkipAborted                = "aborted"                        // an aborted build
-	SkipInfraFailed            = "infra_failed"                   // an infra_failed build
-	SkipMissingDuration        = "missing_duration"               // a decisive build without duration_s
-	SkipUnknownStatus          = "unknown_status"                 // a build without a status
+	SkipUndecided           = "undecided"                // the change is not decided (see decisionTime)
+	SkipNoDecisiveBuild     = "no_decisive_build"        // the change has no succeeded or failed build
+	SkipUndeterminedAlone   = "undetermined_alone"       // no build of it succeeded, and none failed on the empty path
+	SkipUnknownTargets      = "unknown_affected_targets" // a pending pair where either change's affected targets are unknown
+	SkipUndetermined        = "undetermined"             // the builds cannot tell whether the pair conflicted
+	SkipNotBothSucceedAlone = "not_both_succeed_alone"   // the ahead change's build failed, or the behind change fails without it
+	SkipContradictory       = "contradictory_builds"     // the behind change's builds say both conflicted and not (flaky builds)
+	SkipAborted             = "aborted"                  // an aborted build
+	SkipInfraFailed         = "infra_failed"             // an infra_failed build
+	SkipMissingDuration     = "missing_duration"         // a decisive build without duration_s
+	SkipUnknownStatus       = "unknown_status"           // a build without a status
 )
 
 // Index is a history prepared for feature extraction: decision times, queue order, labels,
@@ -59,17 +59,16 @@ type changeInfo struct {
 	decided     time.Time // D: decided_at, else latest build time; zero when unknown
 	isDecided   bool      // see decisionTime
 	queuePos    int32
-	label       int8
-	hasDecisive bool     // the change has a succeeded or failed build
-	labelBuild  int32    // the build its label is taken from; -1 without one
-	builds      []int32  // all builds of the change, in table order
-	targets     []int32  // affected targets as sorted distinct ids; nil when unknown
-	nTargets    float64  // len(targets), NaN when unknown: the affected_targets feature
-	bits        []uint64 // targets as a bitset when there are at least bitsetMin of them
-	conflicts   float64  // conflicts_count: pending changes at submission with overlapping targets
-	ahead       float64  // queue_ahead: pending changes at submission
-	realAll     int32    // number of changes on the real path
-	realOverlap int32    // of those, the ones a real-path build must hold (see isRealPath)
+	label       int8        // the intrinsic success label (see labelChange)
+	hasDecisive bool        // the change has a succeeded or failed build
+	labelBuild  int32       // the build that settles its label (see labelChange); -1 without one
+	builds      []int32     // all builds of the change, in table order
+	targets     []int32     // affected targets as sorted distinct ids; nil when unknown
+	nTargets    float64     // len(targets), NaN when unknown: the affected_targets feature
+	bits        []uint64    // targets as a bitset when there are at least bitsetMin of them
+	conflicts   float64     // conflicts_count: pending changes at submission with overlapping targets
+	ahead       float64     // queue_ahead: pending changes at submission
+	spec        Speculation // the success row's speculation group, as of submission
 	dev         DevStats
 }
 
@@ -189,6 +188,7 @@ func NewIndex(ctx context.Context, h *datasets.History) (*Index, error) {
 		ix.changes[ci].queuePos = int32(p)
 	}
 	ix.sweepQueue()
+	ix.countAttempts()
 	for i := range h.Changes {
 		ix.labelChange(i)
 	}
@@ -241,17 +241,19 @@ func (ix *Index) decisionTime(i int) time.Time {
 }
 
 // sweepQueue walks each repository's queue in order, keeping the changes pending at the
-// current submission, and records queue_ahead, conflicts_count, the size of the real path
-// and the candidate pairs of every change.
+// current submission, and records queue_ahead, conflicts_count, the submission-time path
+// (see SubmissionSpeculation) and the candidate pairs of every change.
 func (ix *Index) sweepQueue() {
 	h := ix.h
-	pending := make(map[string][]int32) // repo -> changes pending at the current time
+	pending := make(map[string][]int32) // repo -> changes pending at the current time, in queue order
 	for _, bi := range ix.queue {
 		b := int(bi)
 		cb := &h.Changes[b]
 		info := &ix.changes[b]
 		if cb.SubmittedAt.IsZero() {
 			info.conflicts, info.ahead = nan, nan
+			info.spec = Speculation{Succeeded: nan, Failed: nan, Height: nan, ConflictsCount: nan,
+				QueueAhead: nan, PathChanges: nan, PathLinesChanged: nan}
 			continue
 		}
 		// Filter in place: changes decided by now leave the pending list for good.
@@ -265,28 +267,21 @@ func (ix *Index) sweepQueue() {
 		if info.targets == nil {
 			info.conflicts = nan
 		}
+		var path, lines float64
 		for _, a := range act {
 			ia := &ix.changes[a]
-			real := h.Changes[a].Outcome == datasets.OutcomeLanded && !info.decided.IsZero() && !ia.decided.After(info.decided)
-			if real {
-				info.realAll++
-			}
-			// A change decided at the very instant of the submission may or may not have
-			// been seen pending: it is allowed on the real path but not required.
-			required := real && ia.decided.After(cb.SubmittedAt)
 			if ia.targets == nil || info.targets == nil {
-				if required {
-					info.realOverlap++
-				}
+				// May conflict: on the most likely path.
+				path++
+				lines += h.Changes[a].LinesAdded + h.Changes[a].LinesRemoved
 				ix.pairSkips[SkipUnknownTargets]++
 				continue
 			}
 			if overlapInfo(ia, info) == 0 {
 				continue
 			}
-			if required {
-				info.realOverlap++
-			}
+			path++
+			lines += h.Changes[a].LinesAdded + h.Changes[a].LinesRemoved
 			info.conflicts++
 			if info.decided.IsZero() || !ia.isDecided {
 				ix.pairSkips[SkipUndecided]++
@@ -294,10 +289,58 @@ func (ix *Index) sweepQueue() {
 			}
 			ix.pairs = append(ix.pairs, pairInfo{ahead: a, behind: int32(b), label: labelUnknown})
 		}
+		info.spec = Speculation{Height: info.ahead, ConflictsCount: info.conflicts, QueueAhead: info.ahead,
+			PathChanges: path, PathLinesChanged: lines}
 		if !info.decided.IsZero() || !info.isDecided {
 			act = append(act, int32(b))
 		}
 		pending[cb.Repo] = act
+	}
+}
+
+// countAttempts sets the Succeeded and Failed counts of every change's submission-time
+// speculation: the earlier submissions of its revision (same non-empty revision_id)
+// decided strictly before its submission that landed, and that were rejected.
+func (ix *Index) countAttempts() {
+	h := ix.h
+	var byRev []int32 // changes with a revision id and a known submission time, grouped by revision
+	for i := range h.Changes {
+		if h.Changes[i].RevisionID != "" && !h.Changes[i].SubmittedAt.IsZero() {
+			byRev = append(byRev, int32(i))
+		}
+	}
+	slices.SortFunc(byRev, func(a, b int32) int {
+		if c := cmp.Compare(h.Changes[a].RevisionID, h.Changes[b].RevisionID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	for i := range h.Changes {
+		if !h.Changes[i].SubmittedAt.IsZero() {
+			ix.changes[i].spec.Succeeded, ix.changes[i].spec.Failed = 0, 0
+		}
+	}
+	for lo := 0; lo < len(byRev); {
+		hi := lo + 1
+		for hi < len(byRev) && h.Changes[byRev[hi]].RevisionID == h.Changes[byRev[lo]].RevisionID {
+			hi++
+		}
+		for _, x := range byRev[lo:hi] {
+			spec := &ix.changes[x].spec
+			for _, y := range byRev[lo:hi] {
+				d := ix.changes[y].decided
+				if y == x || d.IsZero() || !d.Before(h.Changes[x].SubmittedAt) {
+					continue
+				}
+				switch h.Changes[y].Outcome {
+				case datasets.OutcomeLanded:
+					spec.Succeeded++
+				case datasets.OutcomeRejected:
+					spec.Failed++
+				}
+			}
+		}
+		lo = hi
 	}
 }
 
@@ -312,82 +355,53 @@ func (ix *Index) pendingAt(a int32, t time.Time) bool {
 	return !ia.decided.IsZero() && !ia.decided.Before(t)
 }
 
-// onRealPath reports whether change a is on the real path of change c.
-func (ix *Index) onRealPath(a, c int) bool {
-	ia, ic := &ix.changes[a], &ix.changes[c]
-	return ix.h.Changes[a].Repo == ix.h.Changes[c].Repo &&
-		ix.h.Changes[a].Outcome == datasets.OutcomeLanded &&
-		ia.queuePos < ic.queuePos &&
-		!ia.decided.Before(ix.h.Changes[c].SubmittedAt) &&
-		!ic.decided.IsZero() && !ia.decided.After(ic.decided)
-}
-
-// later reports whether build x finished after build y (table order breaks ties), the
-// order in which the latest build on a path wins.
-func (ix *Index) later(x, y int32) bool {
+// earlier reports whether build x finished before build y (table order breaks ties), the
+// order in which the first build that settles a label wins; y < 0 is no build.
+func (ix *Index) earlier(x, y int32) bool {
 	if y < 0 {
 		return true
 	}
 	if c := ix.h.Builds[x].FinishedAt.Compare(ix.h.Builds[y].FinishedAt); c != 0 {
-		return c > 0
+		return c < 0
 	}
-	return x > y
+	return x < y
 }
 
-// labelChange derives the success label of change i and the build it is taken from.
+// labelChange derives the intrinsic success label of change i (see the package comment)
+// and the build that settles it: its first succeeded decisive build (label 1), else its
+// first decisive build failed on the empty path (label 0), in order of finish.
 func (ix *Index) labelChange(i int) {
 	info := &ix.changes[i]
-	real, empty := int32(-1), int32(-1)
+	okB, failB := int32(-1), int32(-1)
 	for _, bi := range info.builds {
 		b := &ix.h.Builds[bi]
 		if !decisive(b.Status) {
 			continue
 		}
 		info.hasDecisive = true
-		path := ix.builds[bi].path
-		if len(path) == 0 && ix.later(bi, empty) {
-			empty = bi
-		}
-		if len(path) >= int(info.realOverlap) && len(path) <= int(info.realAll) && ix.later(bi, real) && ix.isRealPath(i, path) {
-			real = bi
+		switch {
+		case b.Status == datasets.StatusSucceeded:
+			if ix.earlier(bi, okB) {
+				okB = bi
+			}
+		case len(ix.builds[bi].path) == 0:
+			if ix.earlier(bi, failB) {
+				failB = bi
+			}
 		}
 	}
-	if real < 0 {
-		real = empty
-	}
-	info.labelBuild = real
-	if real >= 0 && info.isDecided {
-		info.label = labelFalse
-		if ix.h.Builds[real].Status == datasets.StatusSucceeded {
+	switch {
+	case okB >= 0:
+		info.labelBuild = okB
+		if info.isDecided {
 			info.label = labelTrue
 		}
-	}
-}
-
-// isRealPath reports whether path is c's real path: it holds only changes of the real
-// path, each once, and every one of them that may conflict with c (see the package
-// comment) and was decided strictly after c's submission.
-func (ix *Index) isRealPath(c int, path []int32) bool {
-	n := int32(0)
-	for k, a := range path {
-		if !ix.onRealPath(int(a), c) || slices.Contains(path[:k], a) {
-			return false
-		}
-		if ix.mayConflict(int(a), c) && ix.changes[a].decided.After(ix.h.Changes[c].SubmittedAt) {
-			n++
+	case failB >= 0:
+		info.labelBuild = failB
+		if info.isDecided {
+			info.label = labelFalse
 		}
 	}
-	return n == ix.changes[c].realOverlap
-}
-
-// mayConflict reports whether changes a and c share an affected target or either's
-// affected targets are unknown.
-func (ix *Index) mayConflict(a, c int) bool {
-	ia, ic := &ix.changes[a], &ix.changes[c]
-	if ia.targets == nil || ic.targets == nil {
-		return true
-	}
-	return overlapInfo(ia, ic) > 0
 }
 
 // labelPair derives the conflict label of a candidate pair (see the package comment).
@@ -415,7 +429,16 @@ func (ix *Index) labelPair(p *pairInfo) {
 			conflictEv = ix.succeededWithout(behind, bi, p.ahead)
 		}
 	}
-	aLabel := ix.changes[p.ahead].label
+	// A succeeds when its build on its path succeeds: when it landed. Intrinsically bad
+	// (whatever the outcome says) or rejected, it does not; a good change whose outcome
+	// is unknown may have been rejected for a conflict of its own, so the term is unknown.
+	aLabel := labelUnknown
+	switch {
+	case ix.changes[p.ahead].label == labelFalse || ix.h.Changes[p.ahead].Outcome == datasets.OutcomeRejected:
+		aLabel = labelFalse
+	case ix.h.Changes[p.ahead].Outcome == datasets.OutcomeLanded:
+		aLabel = labelTrue
+	}
 	switch {
 	case aLabel == labelFalse || (!okAny && failWithout):
 		p.label = labelNotBoth
@@ -467,8 +490,10 @@ func pathHash(ci int32) uint64 {
 }
 
 // collectEvents lists the developer-statistics events, each at the time its result was
-// known: every decided change at its decision time (or when its labelling build
-// finished, if later), every decisive build with a duration when its change was
+// known: every decided change at its decision time, or later when its label needs
+// builds that finished later (label 1: when its first succeeded build finished; label 0
+// or none: when its last decisive build finished, since a later success would make it
+// 1), every decisive build with a duration when its change was
 // decided and it had finished, and every labelled pair when both changes were decided
 // and every decisive build of the behind change (which its label reads) had finished.
 // Builds may finish after their change's decision: a queue's culprit finding runs after
@@ -482,8 +507,14 @@ func (ix *Index) collectEvents() {
 			continue
 		}
 		at := info.decided
-		if lb := info.labelBuild; lb >= 0 {
-			at = latest(at, h.Builds[lb].FinishedAt)
+		if info.label == labelTrue {
+			at = latest(at, h.Builds[info.labelBuild].FinishedAt)
+		} else {
+			for _, bi := range info.builds {
+				if b := &h.Builds[bi]; decisive(b.Status) {
+					at = latest(at, b.FinishedAt)
+				}
+			}
 		}
 		ix.events = append(ix.events, devEvent{at: at, kind: eventChange, label: info.label, a: int32(i)})
 		for _, bi := range info.builds {
@@ -576,8 +607,9 @@ func (ix *Index) DevTable(asOf time.Time) *DevTable {
 	return t
 }
 
-// speculate computes the speculation state of every build of change i: the change's own
-// decisive builds that finished strictly before the build started, and its path.
+// speculate computes the speculation state of every build of change i, the input of its
+// build-time row: the change's own decisive builds that finished strictly before the
+// build started, and the build's height and path.
 func (ix *Index) speculate(i int) {
 	h := ix.h
 	info := &ix.changes[i]
@@ -613,9 +645,15 @@ func (ix *Index) speculate(i int) {
 }
 
 // Speculation returns the speculation state the index derived for the build with index
-// bi in the history's builds table: the Speculation a build-time row of that build, or a
-// success row whose label it gives, was computed from.
+// bi in the history's builds table: the Speculation a build-time row of that build was
+// computed from.
 func (ix *Index) Speculation(bi int) Speculation { return ix.builds[bi].spec }
+
+// SuccessSpeculation returns the speculation state of the success row of change ci (its
+// index in the changes table): what was known at its submission, as
+// SubmissionSpeculation computes it from the changes pending ahead and the revision's
+// earlier attempts. All fields are NaN when the submission time is unknown.
+func (ix *Index) SuccessSpeculation(ci int) Speculation { return ix.changes[ci].spec }
 
 // DevStats returns the developer statistics of change ci (its index in the changes
 // table) as of its submission.

@@ -95,12 +95,13 @@ func TestTinyHistorySuccess(t *testing.T) {
 	if want := []string{"c1", "c2", "c3", "c4"}; !equalStrings(tb.ChangeID, want) {
 		t.Fatalf("success rows = %v, want %v", tb.ChangeID, want)
 	}
-	if want := []string{"b1", "b2", "b5", "b8"}; !equalStrings(tb.BuildID, want) {
-		t.Errorf("labelling builds = %v, want %v", tb.BuildID, want)
+	// The intrinsic label: c2's b2 succeeded (with c1; b4 failed on the empty path
+	// first, a flaky build: a success wins); c3 failed with c2 (b5) but succeeded alone
+	// (b6), so it is good.
+	if want := []string{"b1", "b2", "b6", "b8"}; !equalStrings(tb.BuildID, want) {
+		t.Errorf("settling builds = %v, want %v", tb.BuildID, want)
 	}
-	// c2: its real path is [c1] (b2 succeeded) although b4 on the empty path failed; c3:
-	// real path [c2] failed (b5); c4: c3 was rejected, so the empty path (b8).
-	if want := []float64{1, 1, 0, 1}; !sameBits(tb.Y, want) {
+	if want := []float64{1, 1, 1, 1}; !sameBits(tb.Y, want) {
 		t.Errorf("success labels = %v, want %v", tb.Y, want)
 	}
 	if tb.Skipped[SkipUndecided] != 1 || len(tb.Skipped) != 1 {
@@ -117,9 +118,10 @@ func TestTinyHistorySuccess(t *testing.T) {
 		"log1p_author_tenure_days": math.Log1p(100),
 		"dev_prior_changes":        0, "dev_prior_success_rate": 0.5, "dev_prior_conflict_rate": 0.5,
 		"spec_succeeded": 0, "spec_failed": 0, "queue_ahead": 0, "conflicts_count": 0,
+		"speculation_height": 0, "path_changes": 0, "log1p_path_lines_changed": 0,
 	})
-	// c2: c1 pending (targets share y); labelling build b2 on [c1] (15 lines) started at
-	// 3, nothing decisive finished before.
+	// c2 at minute 2: c1 pending (targets share y), so the most likely path is [c1] (15
+	// lines) at height 1; no earlier attempt of its revision.
 	checkRow(t, tb, 1, map[string]float64{
 		"dev_prior_changes": 0, "queue_ahead": 1, "conflicts_count": 1,
 		"spec_succeeded": 0, "spec_failed": 0, "speculation_height": 1, "path_changes": 1,
@@ -127,21 +129,24 @@ func TestTinyHistorySuccess(t *testing.T) {
 	})
 	// c3 at minute 12 sees c1 (alice, succeeded, decided at 10): population 1 of 1, so
 	// m = 2/3 and alice's rate is (1 + 5*2/3) / (1 + 5) = 13/18; no pair decided yet.
-	// Labelling build b5 on [c2] started at 13, before any build of c3 finished; b6,
-	// which started after b5 failed, is not the row's.
+	// c1 was decided before, c2 is pending and overlaps (z). None of c3's builds counts.
 	checkRow(t, tb, 2, map[string]float64{
 		"dev_prior_changes": 1, "log1p_dev_prior_changes": math.Log1p(1),
 		"dev_prior_success_rate": 13.0 / 18, "dev_prior_conflict_rate": 0.5,
 		"queue_ahead": 1, "conflicts_count": 1, "spec_succeeded": 0, "spec_failed": 0,
 		"speculation_height": 1, "path_changes": 1, "affected_targets": 1,
+		"log1p_path_lines_changed": math.Log1p(15),
 	})
 	// c4 at minute 25 sees c1, c2 (succeeded) and the pair (c1, c2), not conflicted,
 	// decided at 20: carol is new, so she gets the population: m = 3/4, conflict 1/3.
+	// c3 is pending; c4's targets are unknown, so c3 may conflict: on the path, not
+	// counted in conflicts_count.
 	checkRow(t, tb, 3, map[string]float64{
 		"dev_prior_changes": 0, "dev_prior_success_rate": 0.75, "dev_prior_conflict_rate": 1.0 / 3,
 		"affected_targets": math.NaN(), "log1p_affected_targets": math.NaN(),
 		"lines_added": math.NaN(), "log1p_lines_changed": math.NaN(),
-		"queue_ahead": 1, "conflicts_count": math.NaN(),
+		"queue_ahead": 1, "conflicts_count": math.NaN(), "speculation_height": 1, "path_changes": 1,
+		"log1p_path_lines_changed": math.Log1p(15),
 	})
 }
 
@@ -247,13 +252,16 @@ func TestTinyHistoryServing(t *testing.T) {
 		}
 		return d
 	}
-	// c3's success row: labelling build b5 on [c2] (15 lines), nothing finished before
-	// it, c2 pending and overlapping.
+	// c3's success row: c2 pending and overlapping (15 lines), no earlier attempt; by
+	// hand and through SubmissionSpeculation.
 	c3 := &h.Changes[2]
 	spec := Speculation{Succeeded: 0, Failed: 0, Height: 1, ConflictsCount: 1, QueueAhead: 1, PathChanges: 1, PathLinesChanged: 15}
 	got := Success(make([]float64, NSuccess), c3, spec, frozen(12).Lookup("alice"))
 	if !sameBits(got, succ.Row(2)) {
 		t.Errorf("Success(c3) = %v\nbuilder row   %v", got, succ.Row(2))
+	}
+	if s := SubmissionSpeculation(c3, []*datasets.Change{&h.Changes[1]}, 0, 0); s != spec || ix.SuccessSpeculation(2) != spec {
+		t.Errorf("SubmissionSpeculation(c3) = %+v, index %+v, want %+v", s, ix.SuccessSpeculation(2), spec)
 	}
 	// b2's build-time row.
 	_, bt := tableOf(t, h, KindBuildTime)
@@ -276,20 +284,20 @@ func TestDevTableHandValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Before minute 31: c1 (alice, 1), c2 (bob, 1), c3 (alice, 0); pairs (c1,c2) = 0 and
+	// Before minute 31: c1 (alice, 1), c2 (bob, 1), c3 (alice, 1: b6 succeeded alone); pairs (c1,c2) = 0 and
 	// (c2,c3) = 1; builds b1 240, b2 360, b4 240, b5 300, b6 360.
 	d := ix.DevTable(at(31))
 	if d2, err := NewDevTable(context.Background(), tinyHistory(), at(31)); err != nil || d2.NAuthors() != d.NAuthors() || d2.Lookup("alice") != d.Lookup("alice") {
 		t.Errorf("NewDevTable(31) = %v, %v, want the index's table", d2, err)
 	}
-	mS := 3.0 / 5 // (2+1)/(3+2)
+	mS := 4.0 / 5 // (3+1)/(3+2)
 	mC := 2.0 / 4 // (1+1)/(2+2)
 	mD := (math.Log1p(240)*2 + math.Log1p(360)*2 + math.Log1p(300)) / 5
 	tests := []struct {
 		author string
 		want   DevStats
 	}{
-		{"alice", DevStats{PriorChanges: 2, SuccessRate: (1 + 5*mS) / 7, ConflictRate: (1 + 5*mC) / 7,
+		{"alice", DevStats{PriorChanges: 2, SuccessRate: (2 + 5*mS) / 7, ConflictRate: (1 + 5*mC) / 7,
 			MeanLogDuration: (math.Log1p(240) + math.Log1p(300) + math.Log1p(360) + 5*mD) / 8}},
 		{"bob", DevStats{PriorChanges: 1, SuccessRate: (1 + 5*mS) / 6, ConflictRate: (1 + 5*mC) / 7,
 			MeanLogDuration: (math.Log1p(360) + math.Log1p(240) + 5*mD) / 7}},

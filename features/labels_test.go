@@ -1,6 +1,7 @@
 package features
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -9,6 +10,9 @@ import (
 	"github.com/sqpredict/sqpredict/datasets"
 )
 
+// TestSuccessLabels checks the intrinsic success label: 1 when any decisive build of the
+// change succeeded (whatever its path), 0 when one failed on the empty path and none
+// succeeded, otherwise no row; and the build that settles it.
 func TestSuccessLabels(t *testing.T) {
 	// c0 (rejected) and c1 (landed) are ahead of c2, pending when it is submitted at
 	// minute 2, and overlap it; the cases vary c2's builds.
@@ -19,78 +23,54 @@ func TestSuccessLabels(t *testing.T) {
 			change("c2", "b", 2, 20, landed, "x", "y", "z"),
 		}
 	}
-	// c3 landed ahead of c2 too, but affects none of its targets.
-	withC3 := func(cs []datasets.Change) []datasets.Change {
-		return append(cs, change("c3", "a", 1.5, 9, landed, "q"))
-	}
 	tests := []struct {
 		name   string
 		mod    func(cs []datasets.Change) []datasets.Change
 		builds []datasets.Build
 		want   float64 // -1: no row
 		skip   string
+		build  string // the settling build of c2's row
 	}{
-		{"real path wins over empty path", nil, []datasets.Build{
-			build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 10, 60)}, 0, ""},
-		{"real path compared as a set", nil, []datasets.Build{
-			build("b1", "c2", ok, 3, 9, 60, "c1")}, 1, ""},
-		{"empty path when no build on the real path", nil, []datasets.Build{
-			build("b1", "c2", fail, 3, 9, 60), build("b2", "c2", ok, 3, 9, 60, "c0")}, 0, ""},
+		{"a success on a path says the change is good", nil, []datasets.Build{
+			build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 10, 60, "c0")}, 1, "", "b2"},
+		{"a success alone", nil, []datasets.Build{
+			build("b1", "c2", ok, 3, 9, 60)}, 1, "", "b1"},
+		{"a failure alone", nil, []datasets.Build{
+			build("b1", "c2", fail, 3, 9, 60)}, 0, "", "b1"},
+		{"a failure alone after one on a path", nil, []datasets.Build{
+			build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", fail, 10, 12, 60)}, 0, "", "b2"},
+		{"a success wins over a flaky failure alone", nil, []datasets.Build{
+			build("b1", "c2", fail, 3, 9, 60), build("b2", "c2", ok, 3, 12, 60, "c1")}, 1, "", "b2"},
+		{"the first success settles it", nil, []datasets.Build{
+			build("b1", "c2", ok, 3, 12, 60, "c1"), build("b2", "c2", ok, 3, 9, 60)}, 1, "", "b2"},
+		{"failures on paths only are undetermined", nil, []datasets.Build{
+			build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", fail, 3, 9, 60, "c0", "c1")}, -1, SkipUndeterminedAlone, ""},
+		{"infra_failed and aborted builds alone say nothing", nil, []datasets.Build{
+			build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", infra, 9, 12, 60),
+			build("b3", "c2", abort, 9, 11, 60)}, -1, SkipUndeterminedAlone, ""},
 		{"infra_failed and aborted ignored", nil, []datasets.Build{
-			build("b1", "c2", ok, 3, 9, 60, "c1"), build("b2", "c2", infra, 9, 12, 60, "c1"),
-			build("b3", "c2", abort, 9, 11, 60, "c1")}, 1, ""},
-		{"latest finished build on the path wins", nil, []datasets.Build{
-			build("b1", "c2", ok, 3, 12, 60, "c1"), build("b2", "c2", fail, 3, 9, 60, "c1")}, 1, ""},
-		{"wrong path only", nil, []datasets.Build{
-			build("b1", "c2", ok, 3, 9, 60, "c0"), build("b2", "c2", ok, 3, 9, 60, "c0", "c1")}, -1, SkipNoRealOrEmptyPathBuild},
-		{"superset of the real path is not it", nil, []datasets.Build{
-			build("b1", "c2", ok, 3, 9, 60, "c1", "c0")}, -1, SkipNoRealOrEmptyPathBuild},
-		{"non-overlapping landed change may be left off the path", withC3, []datasets.Build{
-			build("b1", "c2", ok, 3, 9, 60, "c1"), build("b2", "c2", fail, 3, 10, 60)}, 1, ""},
-		{"non-overlapping landed change may be on the path", withC3, []datasets.Build{
-			build("b1", "c2", ok, 3, 9, 60, "c1"), build("b2", "c2", fail, 3, 10, 60, "c3", "c1")}, 0, ""},
-		{"overlapping landed change may not be left off", withC3, []datasets.Build{
-			build("b1", "c2", ok, 3, 9, 60, "c3"), build("b2", "c2", fail, 3, 10, 60)}, 0, ""},
-		{"unknown targets may conflict", func(cs []datasets.Change) []datasets.Change {
-			cs = withC3(cs)
-			cs[3].AffectedTargets = nil
-			return cs
-		}, []datasets.Build{build("b1", "c2", ok, 3, 9, 60, "c1"), build("b2", "c2", fail, 3, 10, 60)}, 0, ""},
+			build("b1", "c2", ok, 3, 9, 60, "c1"), build("b2", "c2", infra, 9, 12, 60),
+			build("b3", "c2", abort, 9, 11, 60)}, 1, "", "b1"},
 		{"no decisive build", nil, []datasets.Build{
-			build("b1", "c2", infra, 3, 9, 60), build("b2", "c2", abort, 3, 9, 60, "c1")}, -1, SkipNoDecisiveBuild},
-		{"no build at all", nil, nil, -1, SkipNoDecisiveBuild},
-		{"ahead change decided after it is not on its real path",
-			func(cs []datasets.Change) []datasets.Change { cs[1].DecidedAt = at(30); return cs }, []datasets.Build{
-				build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 9, 60)}, 1, ""},
-		{"ahead change decided before its submission is HEAD, not path",
-			func(cs []datasets.Change) []datasets.Change { cs[1].DecidedAt = at(1.5); return cs }, []datasets.Build{
-				build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 9, 60)}, 1, ""},
-		{"ahead change decided at the instant of submission may be left off",
-			func(cs []datasets.Change) []datasets.Change { cs[1].DecidedAt = at(2); return cs }, []datasets.Build{
-				build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 10, 60)}, 1, ""},
-		{"ahead change decided at the instant of submission may be on the path",
-			func(cs []datasets.Change) []datasets.Change { cs[1].DecidedAt = at(2); return cs }, []datasets.Build{
-				build("b1", "c2", ok, 3, 10, 60, "c1"), build("b2", "c2", fail, 3, 9, 60)}, 1, ""},
-		{"other repository is not on its path",
-			func(cs []datasets.Change) []datasets.Change { cs[1].Repo = "other"; return cs }, []datasets.Build{
-				build("b1", "c2", fail, 3, 9, 60, "c1"), build("b2", "c2", ok, 3, 9, 60)}, 1, ""},
+			build("b1", "c2", infra, 3, 9, 60), build("b2", "c2", abort, 3, 9, 60, "c1")}, -1, SkipNoDecisiveBuild, ""},
+		{"no build at all", nil, nil, -1, SkipNoDecisiveBuild, ""},
 		{"decision time from builds when decided_at is unknown",
 			func(cs []datasets.Change) []datasets.Change { cs[2].DecidedAt = at(-1); return cs }, []datasets.Build{
-				build("b1", "c2", ok, 3, 9, 60, "c1")}, 1, ""},
+				build("b1", "c2", ok, 3, 9, 60, "c1")}, 1, "", "b1"},
 		{"undecided", func(cs []datasets.Change) []datasets.Change {
 			cs[2].DecidedAt, cs[2].Outcome = at(-1), pending
 			return cs
-		}, []datasets.Build{build("b1", "c2", ok, -1, -1, 60)}, -1, SkipUndecided},
+		}, []datasets.Build{build("b1", "c2", ok, -1, -1, 60)}, -1, SkipUndecided, ""},
 		{"decided by its outcome at an unknown time", func(cs []datasets.Change) []datasets.Change {
 			cs[2].DecidedAt = at(-1)
 			return cs
-		}, []datasets.Build{build("b1", "c2", ok, -1, -1, 60)}, 1, ""},
+		}, []datasets.Build{build("b1", "c2", ok, -1, -1, 60)}, 1, "", "b1"},
 		{"a record without any time is decided", func(cs []datasets.Change) []datasets.Change {
 			for i := range cs {
 				cs[i].SubmittedAt, cs[i].DecidedAt, cs[i].Outcome = at(-1), at(-1), pending
 			}
 			return cs
-		}, []datasets.Build{build("b1", "c2", fail, -1, -1, 60)}, 0, ""},
+		}, []datasets.Build{build("b1", "c2", fail, -1, -1, 60)}, 0, "", "b1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,13 +81,14 @@ func TestSuccessLabels(t *testing.T) {
 			h := &datasets.History{Changes: cs, Builds: tc.builds}
 			_, tb := tableOf(t, h, KindSuccess)
 			var got float64 = -1
+			var gotBuild string
 			for r, id := range tb.ChangeID {
 				if id == "c2" {
-					got = tb.Y[r]
+					got, gotBuild = tb.Y[r], tb.BuildID[r]
 				}
 			}
-			if got != tc.want {
-				t.Errorf("label(c2) = %v, want %v", got, tc.want)
+			if got != tc.want || gotBuild != tc.build {
+				t.Errorf("label(c2) = %v settled by %q, want %v by %q", got, gotBuild, tc.want, tc.build)
 			}
 			if tc.skip != "" && tb.Skipped[tc.skip] < 1 {
 				t.Errorf("skipped = %v, want %s", tb.Skipped, tc.skip)
@@ -161,8 +142,14 @@ func TestConflictLabels(t *testing.T) {
 			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A"), build("b3", "B", ok, 8, 9, 60, "A")}, 10, -1, SkipContradictory},
 		{"undetermined: only failed with ahead", [2][]string{}, []datasets.Build{aliceOK,
 			build("b2", "B", fail, 3, 7, 60, "A")}, 10, -1, SkipUndetermined},
-		{"undetermined: ahead has no label", [2][]string{}, []datasets.Build{
+		{"undetermined: ahead's outcome and label unknown", [2][]string{}, []datasets.Build{
 			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, -1, SkipUndetermined},
+		{"undetermined: ahead good, outcome unknown", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, -1, SkipUndetermined},
+		{"ahead landed without builds", [2][]string{}, []datasets.Build{
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, 1, ""},
+		{"ahead good but rejected does not succeed", [2][]string{}, []datasets.Build{aliceOK,
+			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 10, -1, SkipNotBothSucceedAlone},
 		{"infra_failed with ahead ignored", [2][]string{}, []datasets.Build{aliceOK,
 			build("b1", "B", ok, 3, 6, 60), build("b2", "B", infra, 3, 7, 60, "A")}, 10, -1, SkipUndetermined},
 		{"aborted with ahead ignored", [2][]string{}, []datasets.Build{aliceOK,
@@ -175,6 +162,12 @@ func TestConflictLabels(t *testing.T) {
 			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 1.9, -1, ""},
 		{"ahead decided at the instant behind is submitted is pending", [2][]string{}, []datasets.Build{aliceOK,
 			build("b1", "B", ok, 3, 6, 60), build("b2", "B", fail, 3, 7, 60, "A")}, 2, 1, ""},
+	}
+	// A's outcome where it is not landed.
+	outcomeA := map[string]datasets.Outcome{
+		"undetermined: ahead's outcome and label unknown": pending,
+		"undetermined: ahead good, outcome unknown":       pending,
+		"ahead good but rejected does not succeed":        reject,
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -192,6 +185,9 @@ func TestConflictLabels(t *testing.T) {
 				Builds: tc.builds,
 			}
 			h.Changes[2].AffectedTargets = ta
+			if o, ok := outcomeA[tc.name]; ok {
+				h.Changes[2].Outcome = o
+			}
 			h.Changes[3].AffectedTargets = tb
 			_, tab := tableOf(t, h, KindConflict)
 			var got float64 = -1
@@ -215,11 +211,11 @@ func TestConflictLabels(t *testing.T) {
 	}
 }
 
-// TestSuccessRowIgnoresCulpritBuilds plants the builds a queue runs after rejecting a
-// change to find the culprit: they start after the deciding build finished, so they
-// must not change the change's success row, whose speculation counts describe the start
-// of the deciding build.
-func TestSuccessRowIgnoresCulpritBuilds(t *testing.T) {
+// TestSuccessRowIgnoresBuilds checks that a success row describes its change at
+// submission: the builds a queue runs for it (speculative ones, the deciding one, and
+// those it runs after a rejection to find the culprit) may settle its label, but never
+// change its features.
+func TestSuccessRowIgnoresBuilds(t *testing.T) {
 	hist := func(culprit bool) *datasets.History {
 		h := &datasets.History{
 			Changes: []datasets.Change{
@@ -228,7 +224,7 @@ func TestSuccessRowIgnoresCulpritBuilds(t *testing.T) {
 			},
 			Builds: []datasets.Build{
 				build("b1", "c1", ok, 1, 5, 240),
-				build("b2", "c2", fail, 3, 7, 240),            // speculated c1 would be rejected
+				build("b2", "c2", fail, 3, 7, 240, "c1"),      // speculated c1 would land
 				build("b3", "c2", fail, 7.5, 11.5, 240, "c1"), // the deciding build
 			},
 		}
@@ -242,17 +238,61 @@ func TestSuccessRowIgnoresCulpritBuilds(t *testing.T) {
 	}
 	_, base := tableOf(t, hist(false), KindSuccess)
 	_, got := tableOf(t, hist(true), KindSuccess)
-	if base.NRows() != 2 || got.NRows() != 2 {
-		t.Fatalf("rows %v and %v, want c1 and c2", base.ChangeID, got.ChangeID)
+	// Without the culprit builds c2 failed only with c1: its own outcome is unknown.
+	if !equalStrings(base.ChangeID, []string{"c1"}) || base.Skipped[SkipUndeterminedAlone] != 1 {
+		t.Fatalf("rows %v, skipped %v, want c1 only and c2 undetermined alone", base.ChangeID, base.Skipped)
 	}
-	if got.BuildID[1] != "b3" || got.Y[1] != 0 {
-		t.Errorf("c2's row: build %s label %v, want b3 and 0", got.BuildID[1], got.Y[1])
+	if got.NRows() != 2 || got.BuildID[1] != "b4" || got.Y[1] != 1 {
+		t.Fatalf("rows %v, builds %v, labels %v: want c2 labelled 1 by b4", got.ChangeID, got.BuildID, got.Y)
 	}
-	if !sameBits(base.Row(1), got.Row(1)) {
-		t.Errorf("culprit builds changed c2's row:\n%v\n%v", base.Row(1), got.Row(1))
+	ix, err := NewIndex(context.Background(), hist(false))
+	if err != nil {
+		t.Fatal(err)
 	}
-	// At b3's start (7.5) only b2 had finished (failed); b3 itself is not counted.
-	checkRow(t, got, 1, map[string]float64{"spec_succeeded": 0, "spec_failed": 1, "path_changes": 1, "speculation_height": 1})
+	row := make([]float64, NSuccess)
+	success(row, &ix.h.Changes[1], ix.changes[1].nTargets, ix.SuccessSpeculation(1), ix.DevStats(1))
+	if !sameBits(row, got.Row(1)) {
+		t.Errorf("builds changed c2's row:\n%v\n%v", row, got.Row(1))
+	}
+	// At minute 2, c1 was pending and overlapping; none of c2's builds counts.
+	checkRow(t, got, 1, map[string]float64{"spec_succeeded": 0, "spec_failed": 0, "path_changes": 1,
+		"speculation_height": 1, "queue_ahead": 1, "conflicts_count": 1})
+}
+
+// TestRevisionAttempts checks the success row's spec_succeeded and spec_failed: the
+// earlier submissions of the same revision_id decided strictly before the change's
+// submission that landed, and that were rejected.
+func TestRevisionAttempts(t *testing.T) {
+	rev := func(c datasets.Change, r string) datasets.Change { c.RevisionID = r; return c }
+	h := &datasets.History{
+		Changes: []datasets.Change{
+			rev(change("r0", "a", 0, 3, landed, "x"), "R"),
+			rev(change("r1", "a", 1, 5, reject, "x"), "R"),
+			rev(change("r2", "a", 6, 9, reject, "x"), "R"),
+			rev(change("r3", "a", 8, 30, landed, "x"), "R"),  // sees r0, r1; r2 is pending
+			rev(change("s1", "b", 2, 4, reject, "q"), "S"),   // another revision
+			rev(change("e1", "c", 2.5, 4, reject, "z"), ""),  // no revision id
+			rev(change("e2", "c", 7, 10, landed, "z"), ""),   // no revision id: no attempts
+			rev(change("r4", "a", 9, 30, landed, "x"), "R"),  // decided at the instant: r2 not before
+			rev(change("r5", "a", 40, 50, landed, "x"), "R"), // sees r0 to r4
+		},
+	}
+	for i := range h.Changes {
+		h.Builds = append(h.Builds, build("b"+h.Changes[i].ChangeID, h.Changes[i].ChangeID, ok, 0, 0, 60))
+	}
+	ix, tb := tableOf(t, h, KindSuccess)
+	want := map[string][2]float64{"r0": {0, 0}, "r1": {0, 0}, "r2": {1, 1}, "r3": {1, 1}, "s1": {0, 0},
+		"e1": {0, 0}, "e2": {0, 0}, "r4": {1, 1}, "r5": {3, 2}}
+	for r, id := range tb.ChangeID {
+		checkRow(t, tb, r, map[string]float64{"spec_succeeded": want[id][0], "spec_failed": want[id][1]})
+	}
+	if tb.NRows() != len(want) {
+		t.Errorf("%d rows, want %d", tb.NRows(), len(want))
+	}
+	// r3: r2 (same targets) and e2 (other targets) are pending ahead; the path holds r2.
+	if s := ix.SuccessSpeculation(3); s.PathChanges != 1 || s.QueueAhead != 2 || s.Height != 2 {
+		t.Errorf("r3 speculation %+v, want r2 on its path", s)
+	}
 }
 
 // TestDevStatsWaitForCulpritBuilds checks that developer statistics count a result only

@@ -17,7 +17,8 @@ var randomTargets = []string{"t00", "t01", "t02", "t03", "t04", "t05", "t06", "t
 
 // randomHistory returns a history of n changes in two repositories with random attributes,
 // decisions and speculative builds on random subsets of the changes pending ahead, the
-// tables shuffled. A few changes are undecided or have unknown attributes.
+// tables shuffled. A few changes are undecided or have unknown attributes; a third are
+// another submission of an earlier change's revision.
 func randomHistory(rng *rand.Rand, n int) *datasets.History {
 	authors := []string{"ann", "ben", "cat", "dan", "eve", "fay", ""}
 	statuses := []datasets.Status{ok, ok, ok, ok, ok, ok, fail, fail, fail, infra, abort}
@@ -45,6 +46,10 @@ func randomHistory(rng *rand.Rand, n int) *datasets.History {
 		c.TargetsChanged = float64(rng.IntN(20))
 		c.AuthorTenureDays = rng.Float64() * 1000
 		c.TrueProbSuccess = rng.Float64()
+		if i > 0 && rng.IntN(3) == 0 {
+			// Another submission of an earlier change's revision.
+			c.RevisionID = h.Changes[rng.IntN(i)].RevisionID
+		}
 		switch rng.IntN(20) {
 		case 0:
 			c.AffectedTargets = nil
@@ -137,30 +142,30 @@ func allTables(t *testing.T, h *datasets.History) (*Index, [3]*Table) {
 	return ix, tabs
 }
 
+// rowKey identifies a row across two tables of the same kind: a success row by its
+// change (one row per change), a conflict row by its pair, a build-time row by its build.
 func rowKey(tb *Table, r int) string {
-	k := tb.ChangeID[r]
-	if tb.AheadID != nil {
-		k = tb.AheadID[r] + ">" + k
+	switch tb.Schema.Kind {
+	case KindConflict:
+		return tb.AheadID[r] + ">" + tb.ChangeID[r]
+	case KindBuildTime:
+		return tb.ChangeID[r] + "/" + tb.BuildID[r]
 	}
-	if tb.BuildID != nil {
-		// A success row describes its labelling build: another one is another row.
-		k += "/" + tb.BuildID[r]
-	}
-	return k
+	return tb.ChangeID[r]
 }
 
-// perturb changes everything about every change decided after t except c0 (the change
-// submitted at t, whose own builds are its features): outcome, decision time (still after
-// t), every build (status, duration, times, path) plus a new one, and, for changes
-// submitted after t, every attribute, the submission time (still after t) included.
-// Changes submitted before t keep their attributes: they were known at t.
-func perturb(rng *rand.Rand, h *datasets.History, c0 int, t time.Time) (*datasets.History, map[string]bool) {
+// perturb changes everything about every change decided after t (pending at t, or
+// submitted after it): outcome, decision time (still after t), every build (status,
+// duration, times, path) plus a new one, and, for changes submitted after t, every
+// attribute, the submission time (still after t) included. Changes submitted at or
+// before t keep their attributes: they were known at t.
+func perturb(rng *rand.Rand, h *datasets.History, t time.Time) (*datasets.History, map[string]bool) {
 	p := cloneHistory(h)
 	moved := make(map[string]bool)
 	after := func() time.Time { return t.Add(time.Duration((0.01 + rng.Float64()*60) * float64(time.Minute))) }
 	for i := range p.Changes {
 		c := &p.Changes[i]
-		if i == c0 || c.DecidedAt.IsZero() || !c.DecidedAt.After(t) {
+		if c.DecidedAt.IsZero() || !c.DecidedAt.After(t) {
 			continue
 		}
 		moved[c.ChangeID] = true
@@ -195,20 +200,25 @@ func perturb(rng *rand.Rand, h *datasets.History, c0 int, t time.Time) (*dataset
 }
 
 // TestLeakage checks that no feature of a row whose change was submitted at or before t
-// depends on anything that happened after t: changing everything about the changes decided
-// after t leaves those rows' features bit-identical (their labels may change).
+// depends on anything decided after t: changing everything about the changes decided
+// after t (those still pending at t included) leaves those rows' features bit-identical.
+// Labels are outcomes and may change, and with them whether a row exists: a success or
+// conflict row may appear or disappear only when one of its changes was changed (its
+// label became (un)determinable). A build-time row describes its build at its start, so
+// only builds of changes that were not changed are compared.
 func TestLeakage(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	h := randomHistory(rng, 160)
 	bix, base := allTables(t, h)
 	compared := [3]int{}
+	comparedPending, comparedAll := 0, 0
 	for trial := range 12 {
 		c0 := rng.IntN(len(h.Changes))
 		if h.Changes[c0].DecidedAt.IsZero() {
 			continue
 		}
 		tt := h.Changes[c0].SubmittedAt
-		p, moved := perturb(rng, h, c0, tt)
+		p, moved := perturb(rng, h, tt)
 		pix, pert := allTables(t, p)
 		// The developer table frozen at t, what a bundle trained at t would carry.
 		var a, b bytes.Buffer
@@ -221,22 +231,56 @@ func TestLeakage(t *testing.T) {
 		if !bytes.Equal(a.Bytes(), b.Bytes()) {
 			t.Errorf("trial %d: DevTable(%v) changed:\n%s\n%s", trial, tt, a.Bytes(), b.Bytes())
 		}
+		// Every change submitted by t, labelled or not, has the same success features.
+		x, y := make([]float64, NSuccess), make([]float64, NSuccess)
+		for i := range h.Changes {
+			c := &h.Changes[i]
+			if c.SubmittedAt.IsZero() || c.SubmittedAt.After(tt) {
+				continue
+			}
+			success(x, c, bix.changes[i].nTargets, bix.SuccessSpeculation(i), bix.DevStats(i))
+			success(y, &p.Changes[i], pix.changes[i].nTargets, pix.SuccessSpeculation(i), pix.DevStats(i))
+			comparedAll++
+			if !sameBits(x, y) {
+				t.Errorf("trial %d (t = %v): success features of %s changed:\n%v\n%v", trial, tt, c.ChangeID, x, y)
+			}
+		}
 		for k := range base {
 			rows := make(map[string]int)
 			for r := range pert[k].Y {
 				rows[rowKey(pert[k], r)] = r
 			}
+			seen := make(map[string]bool)
 			for r := range base[k].Y {
-				if base[k].SubmittedAt[r].After(tt) || moved[base[k].ChangeID[r]] {
+				if base[k].SubmittedAt[r].After(tt) {
 					continue
 				}
-				pr, ok := rows[rowKey(base[k], r)]
+				key := rowKey(base[k], r)
+				seen[key] = true
+				changed := moved[base[k].ChangeID[r]] || (base[k].AheadID != nil && moved[base[k].AheadID[r]])
+				if Kind(k) == KindBuildTime && changed {
+					continue
+				}
+				pr, ok := rows[key]
 				if !ok {
-					continue // its label became undeterminable
+					if !changed {
+						t.Errorf("trial %d (t = %v): %v row %s disappeared although none of its changes changed", trial, tt, Kind(k), key)
+					}
+					continue
 				}
 				compared[k]++
+				if Kind(k) == KindSuccess && moved[base[k].ChangeID[r]] {
+					comparedPending++
+				}
 				if !sameBits(base[k].Row(r), pert[k].Row(pr)) {
-					t.Errorf("trial %d (t = %v): %v row %s changed:\n%v\n%v", trial, tt, Kind(k), rowKey(base[k], r), base[k].Row(r), pert[k].Row(pr))
+					t.Errorf("trial %d (t = %v): %v row %s changed:\n%v\n%v", trial, tt, Kind(k), key, base[k].Row(r), pert[k].Row(pr))
+				}
+			}
+			for r := range pert[k].Y {
+				key := rowKey(pert[k], r)
+				changed := moved[pert[k].ChangeID[r]] || (pert[k].AheadID != nil && moved[pert[k].AheadID[r]])
+				if !pert[k].SubmittedAt[r].After(tt) && !seen[key] && !changed {
+					t.Errorf("trial %d (t = %v): %v row %s appeared although none of its changes changed", trial, tt, Kind(k), key)
 				}
 			}
 		}
@@ -246,6 +290,53 @@ func TestLeakage(t *testing.T) {
 			t.Errorf("%v: only %d rows compared, the test is too weak", Kind(k), n)
 		}
 	}
+	t.Logf("rows compared: %v; success rows of changes pending at t %d; success features of all changes %d", compared, comparedPending, comparedAll)
+	if comparedPending < 20 {
+		t.Errorf("only %d success rows of changes pending at t compared, the test is too weak", comparedPending)
+	}
+}
+
+// TestLeakageAheadFlips is the targeted case: A, ahead of C and overlapping it, is
+// pending when C is submitted at minute 2 and decided after; whether A lands or is
+// rejected must not change C's success row, whose speculation group is what was known at
+// C's submission, nor whether C has one.
+func TestLeakageAheadFlips(t *testing.T) {
+	hist := func(aLands bool) *datasets.History {
+		h := &datasets.History{
+			Changes: []datasets.Change{
+				change("A", "ann", 0, 10, landed, "x"),
+				change("C", "cat", 2, 12, landed, "x", "y"),
+			},
+			Builds: []datasets.Build{
+				build("a1", "A", ok, 1, 9, 240),
+				build("c1", "C", ok, 3, 11, 240, "A"), // the queue speculates that A lands
+			},
+		}
+		if !aLands {
+			h.Changes[0].Outcome = reject
+			h.Builds[0].Status = fail
+			h.Builds[1].Status = abort // A's rejection aborts C's build on [A]
+			h.Builds = append(h.Builds, build("c2", "C", ok, 10, 11.5, 240))
+		}
+		return h
+	}
+	_, landedTab := tableOf(t, hist(true), KindSuccess)
+	_, rejectedTab := tableOf(t, hist(false), KindSuccess)
+	row := func(tb *Table) []float64 {
+		for r, id := range tb.ChangeID {
+			if id == "C" {
+				return tb.Row(r)
+			}
+		}
+		t.Fatalf("no success row of C: rows %v, skipped %v", tb.ChangeID, tb.Skipped)
+		return nil
+	}
+	a, b := row(landedTab), row(rejectedTab)
+	if !sameBits(a, b) {
+		t.Errorf("C's success row depends on whether A, decided after C's submission, landed:\nA landed   %v\nA rejected %v", a, b)
+	}
+	checkRow(t, landedTab, 1, map[string]float64{"speculation_height": 1, "path_changes": 1, "queue_ahead": 1,
+		"conflicts_count": 1, "log1p_path_lines_changed": math.Log1p(15), "spec_succeeded": 0, "spec_failed": 0})
 }
 
 // TestServingMatchesTraining checks, for every row of every kind of a random history, that
@@ -268,6 +359,39 @@ func TestServingMatchesTraining(t *testing.T) {
 		}
 	}
 	checkServing(t, h)
+}
+
+// submissionSpec computes the submission-time speculation of c's success row the way a
+// scorer would, from the history by brute force: the changes of its repository ahead of
+// it in the queue (earlier submission, then table order) not decided before its
+// submission (never-decided ones included), and its revision's earlier attempts decided
+// before it. It relies on the random histories recording decided_at for every decided
+// change.
+func submissionSpec(h *datasets.History, c *datasets.Change) Speculation {
+	var ahead []*datasets.Change
+	var landedN, rejectedN int
+	self := slices.IndexFunc(h.Changes, func(x datasets.Change) bool { return x.ChangeID == c.ChangeID })
+	for i := range h.Changes {
+		a := &h.Changes[i]
+		if i == self {
+			continue
+		}
+		if a.RevisionID == c.RevisionID && !a.DecidedAt.IsZero() && a.DecidedAt.Before(c.SubmittedAt) {
+			switch a.Outcome {
+			case landed:
+				landedN++
+			case reject:
+				rejectedN++
+			}
+		}
+		first := a.SubmittedAt.Before(c.SubmittedAt) || (a.SubmittedAt.Equal(c.SubmittedAt) && i < self)
+		never := a.DecidedAt.IsZero() && a.Outcome == pending
+		if a.Repo == c.Repo && !a.SubmittedAt.IsZero() && first && (never || !a.DecidedAt.Before(c.SubmittedAt)) {
+			ahead = append(ahead, a)
+		}
+	}
+	slices.SortStableFunc(ahead, func(x, y *datasets.Change) int { return x.SubmittedAt.Compare(y.SubmittedAt) })
+	return SubmissionSpeculation(c, ahead, landedN, rejectedN)
 }
 
 func checkServing(t *testing.T, h *datasets.History) {
@@ -307,7 +431,7 @@ func checkServing(t *testing.T, h *datasets.History) {
 			d := devAt(c.SubmittedAt)
 			switch Kind(k) {
 			case KindSuccess:
-				Success(dst, c, ix.Speculation(builds[tb.BuildID[r]]), d.Lookup(c.Author))
+				Success(dst, c, submissionSpec(h, c), d.Lookup(c.Author))
 			case KindBuildTime:
 				BuildTime(dst, c, ix.Speculation(builds[tb.BuildID[r]]), d.Lookup(c.Author))
 			case KindConflict:

@@ -12,20 +12,32 @@ var nan = math.NaN()
 
 // Speculation is what the queue knows about a change's speculative builds at the moment
 // of a prediction. The trainer derives it from the history (see the package comment); the
-// scorer receives it with the request. NaN means unknown.
+// scorer receives it with the request or builds it with [SubmissionSpeculation]. NaN
+// means unknown.
 //
-// A prediction is about one build (one node of the speculation tree): for a build-time
-// prediction the build to be timed; for a success prediction the speculative build the
-// queue is about to run for the change on a given path, as in training, where it is the
-// build the change's label is taken from (its build on the path of the changes that
-// really landed). Succeeded and Failed count builds finished before that build started.
+// The two row kinds that carry it describe different moments:
+//
+//   - A build-time prediction is about one build (one node of the speculation tree), as
+//     it starts: Succeeded and Failed count the change's own decisive builds finished
+//     before it started, Height and PathChanges are the build's, and
+//     [Index.Speculation] gives the trainer's value.
+//   - A success prediction (P-succ, the change's intrinsic outcome on HEAD alone) is
+//     made at the change's submission, from what is known then, so that no outcome
+//     decided after it can reach the row: [SubmissionSpeculation] defines every field
+//     and [Index.SuccessSpeculation] gives the trainer's value. Succeeded and Failed then
+//     count the change's revision's earlier attempts, not its builds.
 type Speculation struct {
-	// Succeeded and Failed count the change's own builds that finished with that status
-	// before now (infra_failed and aborted builds are not counted).
+	// Succeeded and Failed count, for a build-time row, the change's own builds that
+	// finished with that status before the build started (infra_failed and aborted
+	// builds are not counted); for a success row, the earlier submissions of the same
+	// revision_id decided before the change's submission that landed, and that were
+	// rejected.
 	Succeeded float64
 	Failed    float64
-	// Height is the speculation height of the build the prediction is about: the number
-	// of changes ahead of it on its path when it was scheduled.
+	// Height is the speculation height: for a build-time row that of the build (the
+	// number of undecided changes on its path when it was scheduled); for a success
+	// row the number of changes pending ahead at submission (QueueAhead), the height at
+	// which a queue that speculates on every change ahead first builds it.
 	Height float64
 	// ConflictsCount is the number of changes pending when this change was submitted
 	// (ahead of it in the queue) whose affected targets overlap its own; changes whose
@@ -35,17 +47,59 @@ type Speculation struct {
 	// QueueAhead is the number of changes pending ahead of this change when it was
 	// submitted.
 	QueueAhead float64
-	// PathChanges is the number of changes on the build's path, and PathLinesChanged
-	// their combined lines_added + lines_removed (NaN when any is unknown).
+	// PathChanges is the number of changes on the path, and PathLinesChanged their
+	// combined lines_added + lines_removed (NaN when any is unknown; 0 for an empty
+	// path). For a build-time row the path is the build's; for a success row it is the
+	// most likely path at submission: the changes pending ahead that may conflict with
+	// it (their affected targets overlap its own, or either's are unknown), all assumed
+	// to land.
 	PathChanges      float64
 	PathLinesChanged float64
+}
+
+// SubmissionSpeculation returns the speculation state of change c's success row at its
+// submission, the same value [Index.SuccessSpeculation] gives the trainer. ahead are the
+// changes of c's repository pending ahead of c at that moment (submitted before it, not
+// decided before it, never-decided ones included), in queue order; revLanded and
+// revRejected count the earlier submissions of c's revision_id decided before that
+// moment that landed, and that were rejected. It fills every field:
+//
+//	Succeeded, Failed  revLanded, revRejected
+//	QueueAhead, Height len(ahead)
+//	ConflictsCount     changes of ahead whose affected targets overlap c's (NaN if c's are unknown)
+//	PathChanges        changes of ahead that may conflict with c (overlap, or either's targets unknown)
+//	PathLinesChanged   their lines_added + lines_removed, summed in the order of ahead
+//
+// The sum is exact for whole line counts, so the order of ahead matters only for
+// fractional ones.
+func SubmissionSpeculation(c *datasets.Change, ahead []*datasets.Change, revLanded, revRejected int) Speculation {
+	s := Speculation{
+		Succeeded:  float64(revLanded),
+		Failed:     float64(revRejected),
+		Height:     float64(len(ahead)),
+		QueueAhead: float64(len(ahead)),
+	}
+	if c.AffectedTargets == nil {
+		s.ConflictsCount = nan
+	}
+	for _, a := range ahead {
+		if a.AffectedTargets != nil && c.AffectedTargets != nil {
+			if n, _, _ := overlap(a.AffectedTargets, c.AffectedTargets); n == 0 {
+				continue
+			}
+			s.ConflictsCount++
+		}
+		s.PathChanges++
+		s.PathLinesChanged += a.LinesAdded + a.LinesRemoved
+	}
+	return s
 }
 
 // DevStats are an author's point-in-time developer statistics, as a [DevTable] returns
 // them. See the package comment for the smoothing.
 type DevStats struct {
 	PriorChanges    float64 // changes by the author decided before now; NaN for an unknown author
-	SuccessRate     float64 // smoothed share of the author's labelled changes whose own build succeeded
+	SuccessRate     float64 // smoothed share of the author's labelled changes that are intrinsically good (success label 1)
 	ConflictRate    float64 // smoothed share of the author's labelled candidate pairs that conflicted
 	MeanLogDuration float64 // smoothed mean log1p(duration_s) of the author's decisive builds
 }
@@ -59,8 +113,8 @@ const (
 )
 
 // Success writes the success-row features of change c into dst and returns dst. spec is
-// the speculation state at prediction time and dev the author's statistics as of c's
-// submission. It panics if len(dst) != NSuccess.
+// the speculation state at c's submission (see [SubmissionSpeculation]) and dev the
+// author's statistics as of c's submission. It panics if len(dst) != NSuccess.
 func Success(dst []float64, c *datasets.Change, spec Speculation, dev DevStats) []float64 {
 	if len(dst) != NSuccess {
 		panic("features: dst length mismatch")

@@ -9,15 +9,17 @@ import (
 
 // SchemaVersion is the version of the feature definitions. Bump it whenever the meaning of
 // a feature changes without its name changing; renaming, adding or removing a feature
-// changes the schema hash by itself.
-const SchemaVersion = 1
+// changes the schema hash by itself. Version 2: success rows describe the change at its
+// submission and their label is its intrinsic outcome (so dev_prior_success_rate counts
+// intrinsic outcomes too), and never-decided changes count as pending.
+const SchemaVersion = 2
 
 // Kind is a kind of feature row: the question a model answers.
 type Kind uint8
 
 // The row kinds.
 const (
-	KindSuccess   Kind = iota // will this change's own build succeed (P-succ)
+	KindSuccess   Kind = iota // will this change's build on HEAD alone succeed (P-succ)
 	KindConflict              // do these two pending changes conflict (P-conf)
 	KindBuildTime             // how long will this build take (seconds)
 )

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,15 +19,15 @@ import (
 // a feature's meaning changed without its name, and update these constants. They were
 // checked independently of Schema.Hash and of the Go name lists, in a shell, by reading
 // the quoted names of each group out of schema.go with awk and hashing, for example,
-// { echo success; echo VERSION; printf '%s\n' CHANGE... REVISION... DEVELOPER...
+// { echo success; echo 2; printf '%s\n' CHANGE... REVISION... DEVELOPER...
 // SPECULATION...; } | sha256sum (conflict: "conflict", the ahead_ and behind_ sides, then
 // the pair group; buildtime: "buildtime", with dev_prior_log1p_duration before the
 // speculation group). The same script, without the kind line, gave the hashes of the
 // previous format (before the kind was hashed).
 const (
-	goldenSuccessHash   = "f9cbd3219b07ce69cb2641f67133c4f28e54208d493db344fa5a16f84c85d33c"
-	goldenConflictHash  = "16f5c7754e6b29021032f195b780dccca92653525f9aa23c98478732b3ba3668"
-	goldenBuildTimeHash = "f8d66ce0b7eb96ef374539c90c0f1475321aaa85e3dcf8e8c97c753e8c24be3a"
+	goldenSuccessHash   = "35eb8ce63125da9b926513e32baceefe19dfa730e8ec8c9709dfabc3fb18a4bc"
+	goldenConflictHash  = "cda67b7687b212502df296e43ef4eef567b423bff6031485de345fd7fc99eb60"
+	goldenBuildTimeHash = "453130314d9b32ae28bc8c0112be9ef6c5848d176b7bff4ffb522fc691de3384"
 )
 
 func TestSchemaGolden(t *testing.T) {
@@ -69,7 +70,7 @@ func TestSchemaGolden(t *testing.T) {
 		if err := json.Unmarshal(b, &got); err != nil || got.Hash() != k.Schema().Hash() || got.Kind != k {
 			t.Errorf("Schema %v JSON round trip = %+v, %v", k, got, err)
 		}
-		if !strings.HasPrefix(string(b), `{"kind":"`+k.String()+`","version":1,"names":["`) {
+		if !strings.HasPrefix(string(b), `{"kind":"`+k.String()+`","version":`+strconv.Itoa(SchemaVersion)+`,"names":["`) {
 			t.Errorf("Schema %v JSON = %.60s", k, b)
 		}
 	}
@@ -286,7 +287,7 @@ func intSet(s []string) []int32 {
 }
 
 func TestReadDevTableErrors(t *testing.T) {
-	const ok = `{"format_version":1,"feature_schema_version":1,"prior_strength":5,"as_of":"2026-01-01T00:00:00Z",` +
+	const ok = `{"format_version":1,"feature_schema_version":2,"prior_strength":5,"as_of":"2026-01-01T00:00:00Z",` +
 		`"population":{"changes":3,"labelled":2,"succeeded":1,"pairs":1,"conflicts":0,"builds":2,"log_duration_sum":12.5},` +
 		`"authors":{"ann":{"changes":1,"labelled":1,"succeeded":1,"pairs":0,"conflicts":0,"builds":1,"log_duration_sum":6}}}`
 	tests := []struct {
@@ -297,7 +298,7 @@ func TestReadDevTableErrors(t *testing.T) {
 		{"valid", ok, nil},
 		{"not json", `{"format_version":`, ErrInvalidDevTable},
 		{"future version", strings.Replace(ok, `"format_version":1`, `"format_version":2`, 1), ErrUnsupportedVersion},
-		{"other schema version", strings.Replace(ok, `"feature_schema_version":1`, `"feature_schema_version":7`, 1), ErrInvalidDevTable},
+		{"other schema version", strings.Replace(ok, `"feature_schema_version":2`, `"feature_schema_version":7`, 1), ErrInvalidDevTable},
 		{"other prior", strings.Replace(ok, `"prior_strength":5`, `"prior_strength":2`, 1), ErrInvalidDevTable},
 		{"more successes than labels", strings.Replace(ok, `"labelled":1,"succeeded":1`, `"labelled":1,"succeeded":2`, 1), ErrInvalidDevTable},
 		{"negative population", strings.Replace(ok, `"changes":3`, `"changes":-3`, 1), ErrInvalidDevTable},

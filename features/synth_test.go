@@ -2,6 +2,7 @@ package features
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -11,31 +12,52 @@ import (
 )
 
 // TestSyntheticLabels checks the label derivation against the synthetic world, where the
-// truth is known independently: a change lands exactly when its build on the path of the
-// changes that really landed succeeds, so every change must get a success label equal to
-// its outcome; and the candidate pairs must be the pairs table's pairs (pending at the
-// same time, overlapping), up to submissions and decisions at the same second, which the
-// history cannot order.
+// truth is known independently: with culprit finding, every change is built alone when
+// it is rejected on a path, so every change must get a success label equal to whether
+// it is intrinsically good (World.Good); without it, the changes rejected on a path are
+// undetermined and the others still get their intrinsic outcome. And the candidate pairs
+// must be the pairs table's pairs (pending at the same time, overlapping), up to
+// submissions and decisions at the same second, which the history cannot order.
 func TestSyntheticLabels(t *testing.T) {
-	for _, prof := range []string{"go", "ios"} {
-		t.Run(prof, func(t *testing.T) {
-			h, err := synth.Generate(context.Background(), synth.Config{Profile: prof, Days: 3, Seed: 11})
+	for _, tc := range []struct {
+		prof      string
+		noCulprit bool
+	}{{"go", false}, {"ios", false}, {"go", true}} {
+		t.Run(fmt.Sprintf("%s/noCulprit=%v", tc.prof, tc.noCulprit), func(t *testing.T) {
+			w, err := synth.Simulate(context.Background(), synth.Config{Profile: tc.prof, Days: 3, Seed: 11, NoCulpritFinding: tc.noCulprit})
 			if err != nil {
 				t.Fatal(err)
 			}
+			h := w.History
 			ix, tb := tableOf(t, h, KindSuccess)
-			if tb.NRows() != len(h.Changes) {
-				t.Errorf("%d success rows of %d changes, skipped %v", tb.NRows(), len(h.Changes), tb.Skipped)
-			}
-			outcome := make(map[string]datasets.Outcome)
+			idx := make(map[string]int, len(h.Changes))
 			for i := range h.Changes {
-				outcome[h.Changes[i].ChangeID] = h.Changes[i].Outcome
+				idx[h.Changes[i].ChangeID] = i
 			}
 			for r, id := range tb.ChangeID {
-				if want := outcome[id] == datasets.OutcomeLanded; (tb.Y[r] == 1) != want {
-					t.Errorf("change %s: label %v, outcome %v", id, tb.Y[r], outcome[id])
+				if want := w.Good[idx[id]]; (tb.Y[r] == 1) != want {
+					t.Errorf("change %s: label %v, intrinsically good %v", id, tb.Y[r], want)
 				}
 			}
+			skipped := tb.Considered - tb.NRows()
+			if !tc.noCulprit && skipped != 0 {
+				t.Errorf("%d success rows of %d changes, skipped %v", tb.NRows(), len(h.Changes), tb.Skipped)
+			}
+			if tc.noCulprit {
+				if skipped == 0 || tb.Skipped[SkipUndeterminedAlone] != skipped {
+					t.Errorf("skipped %v, want some, all %s", tb.Skipped, SkipUndeterminedAlone)
+				}
+				inTable := make(map[string]bool, tb.NRows())
+				for _, id := range tb.ChangeID {
+					inTable[id] = true
+				}
+				for i := range h.Changes {
+					if !inTable[h.Changes[i].ChangeID] && h.Changes[i].Outcome != datasets.OutcomeRejected {
+						t.Errorf("change %s (%v) has no success row", h.Changes[i].ChangeID, h.Changes[i].Outcome)
+					}
+				}
+			}
+			t.Logf("%d success rows of %d changes, mean label %.3f, skipped %v", tb.NRows(), len(h.Changes), mean(tb.Y), tb.Skipped)
 			truth := make(map[[2]string]bool)
 			for _, p := range h.Pairs {
 				truth[[2]string{p.AheadChangeID, p.BehindChangeID}] = true
@@ -56,80 +78,70 @@ func TestSyntheticLabels(t *testing.T) {
 	}
 }
 
-// TestSyntheticSuccessAsOf checks the moment a success row describes on a synthetic
-// history with culprit finding: its build is the change's deciding build (the one on the
-// path of the changes that really landed, whose status is the outcome), and its
-// speculation counts are the change's decisive builds that finished strictly before
-// that build started, counted here directly from the builds table: the deciding build
-// and every build that started at or after it (culprit-finding builds among them) are
-// not counted.
-func TestSyntheticSuccessAsOf(t *testing.T) {
+func mean(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// TestSyntheticSuccessAtSubmission checks success rows on a synthetic history with
+// culprit finding against the tables directly: the speculation group is the one a scorer
+// builds at the change's submission (SubmissionSpeculation from the changes pending
+// ahead and the revision's earlier attempts, found by brute force), and the row's
+// BuildID is its first succeeded build (label 1) or first failed build alone (label 0).
+func TestSyntheticSuccessAtSubmission(t *testing.T) {
 	w, err := synth.Simulate(context.Background(), synth.Config{Profile: "go", Days: 2, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := w.History
-	_, tb := tableOf(t, h, KindSuccess)
+	ix, tb := tableOf(t, h, KindSuccess)
 	idx := make(map[string]int, len(h.Changes))
 	for i := range h.Changes {
 		idx[h.Changes[i].ChangeID] = i
 	}
-	landedPath := make([][]string, len(h.Changes))
-	for _, p := range h.Pairs {
-		if h.Changes[idx[p.AheadChangeID]].Outcome == datasets.OutcomeLanded {
-			b := idx[p.BehindChangeID]
-			landedPath[b] = append(landedPath[b], p.AheadChangeID)
-		}
-	}
 	buildsOf := make(map[string][]*datasets.Build)
-	byID := make(map[string]*datasets.Build, len(h.Builds))
 	for k := range h.Builds {
 		b := &h.Builds[k]
 		buildsOf[b.ChangeID] = append(buildsOf[b.ChangeID], b)
-		byID[b.BuildID] = b
 	}
-	cSucc, cFail := colOf(tb.Schema, "spec_succeeded"), colOf(tb.Schema, "spec_failed")
-	cPath := colOf(tb.Schema, "path_changes")
-	withLater := 0 // rows whose change has a decisive build started after the row's
+	spec := make([]float64, NSuccess)
+	resubmitted, onPath := 0, 0
 	for r, id := range tb.ChangeID {
 		c := &h.Changes[idx[id]]
-		l := byID[tb.BuildID[r]]
-		if l == nil || l.ChangeID != id {
-			t.Fatalf("change %s: row build %q is not one of its builds", id, tb.BuildID[r])
+		want := submissionSpec(h, c)
+		if got := ix.SuccessSpeculation(idx[id]); got != want {
+			t.Fatalf("change %s: speculation %+v, want %+v", id, got, want)
 		}
-		if want := c.Outcome == datasets.OutcomeLanded; (l.Status == datasets.StatusSucceeded) != want || !sameSet(l.Path, landedPath[idx[id]]) {
-			t.Errorf("change %s (%v): row build %s (%v, path %v) is not its deciding build (landed path %v)",
-				id, c.Outcome, l.BuildID, l.Status, l.Path, landedPath[idx[id]])
+		writeSpeculation(spec, 0, want)
+		if !sameBits(tb.Row(r)[NSuccess-nSpeculation:], spec[:nSpeculation]) {
+			t.Errorf("change %s: speculation group %v, want %v", id, tb.Row(r)[NSuccess-nSpeculation:], spec[:nSpeculation])
 		}
-		var succ, fail float64
-		later := false
+		if want.Failed > 0 {
+			resubmitted++
+		}
+		if want.PathChanges > 0 {
+			onPath++
+		}
+		var first *datasets.Build
 		for _, b := range buildsOf[id] {
-			if !decisive(b.Status) {
-				continue
+			settles := b.Status == datasets.StatusSucceeded
+			if tb.Y[r] == 0 {
+				settles = b.Status == datasets.StatusFailed && len(b.Path) == 0
 			}
-			if !b.StartedAt.Before(l.StartedAt) && b != l {
-				later = true
-			}
-			if b.FinishedAt.Before(l.StartedAt) {
-				if b.Status == datasets.StatusSucceeded {
-					succ++
-				} else {
-					fail++
-				}
+			if settles && (first == nil || b.FinishedAt.Before(first.FinishedAt)) {
+				first = b
 			}
 		}
-		if later {
-			withLater++
-		}
-		row := tb.Row(r)
-		if row[cSucc] != succ || row[cFail] != fail || row[cPath] != float64(len(l.Path)) {
-			t.Errorf("change %s: spec_succeeded, spec_failed, path_changes = %v, %v, %v; want %v, %v, %v (as of %s)",
-				id, row[cSucc], row[cFail], row[cPath], succ, fail, len(l.Path), l.BuildID)
+		if first == nil || first.BuildID != tb.BuildID[r] {
+			t.Errorf("change %s: row build %s, want the first build that settles label %v (%v)", id, tb.BuildID[r], tb.Y[r], first)
 		}
 	}
-	t.Logf("%d success rows, %d with decisive builds started after the deciding one", tb.NRows(), withLater)
-	if withLater < 20 {
-		t.Errorf("only %d rows have a later decisive build: the test is too weak", withLater)
+	t.Logf("%d success rows, %d with earlier rejected attempts, %d with changes on the path", tb.NRows(), resubmitted, onPath)
+	if resubmitted < 20 || onPath < 100 {
+		t.Errorf("only %d rows with rejected attempts and %d with a path: the test is too weak", resubmitted, onPath)
 	}
 }
 

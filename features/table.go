@@ -35,9 +35,11 @@ type Table struct {
 	ChangeID []string
 	// AheadID is the ahead change of each conflict row; nil for the other kinds.
 	AheadID []string
-	// BuildID is the build of each build-time row, or the labelling build of each success
-	// row (the build its label is taken from, whose start its speculation counts describe);
-	// nil for conflicts.
+	// BuildID is the build of each build-time row, or, for each success row, the build
+	// that settles its label: the change's first succeeded decisive build (label 1) or
+	// its first decisive build failed on the empty path (label 0), first in order of
+	// finish. It is a pointer to the evidence only: a success row's features are those
+	// of the change's submission, not of this build. nil for conflicts.
 	BuildID []string
 	// SubmittedAt is the submission time of the change in ChangeID: the time the row's
 	// point-in-time features are taken at, and the key to split on by time.
@@ -180,10 +182,10 @@ func (ix *Index) successRows(ctx context.Context, t *Table) error {
 			t.Skipped[SkipNoDecisiveBuild]++
 			continue
 		case info.label == labelUnknown:
-			t.Skipped[SkipNoRealOrEmptyPathBuild]++
+			t.Skipped[SkipUndeterminedAlone]++
 			continue
 		}
-		success(t.grow(), c, info.nTargets, ix.builds[info.labelBuild].spec, info.dev)
+		success(t.grow(), c, info.nTargets, info.spec, info.dev)
 		t.Y = append(t.Y, float64(info.label))
 		t.ChangeID = append(t.ChangeID, c.ChangeID)
 		t.BuildID = append(t.BuildID, h.Builds[info.labelBuild].BuildID)
