@@ -51,7 +51,7 @@ func Example() {
 		return
 	}
 
-	// Serving: a new change by alice, asked about before any build of it ran.
+	// Serving: a new change by alice, asked about at its submission.
 	devs, err := features.ReadDevTable(&bundle)
 	if err != nil {
 		fmt.Println(err)
@@ -60,8 +60,9 @@ func Example() {
 	c3 := change("c3", 70, 0, datasets.OutcomeUnknown)
 	c3.DecidedAt = time.Time{} // pending
 	dev := devs.Lookup("alice")
-	row := features.Success(make([]float64, features.NSuccess), &c3,
-		features.Speculation{QueueAhead: 0, ConflictsCount: 0, PathChanges: 0}, dev)
+	// Nothing is pending ahead of c3 and its revision has no earlier attempt.
+	spec := features.SubmissionSpeculation(&c3, nil, 0, 0)
+	row := features.Success(make([]float64, features.NSuccess), &c3, spec, dev)
 	fmt.Printf("alice: %g prior changes, success rate %.4g\n", dev.PriorChanges, dev.SuccessRate)
 	fmt.Printf("row[0:3] = %v, log1p_lines_changed = %.4g\n", row[0:3], row[16])
 	// Output:
