@@ -300,7 +300,9 @@ func lookup(index map[string]int, id string, p path, name string, v *violations)
 // predict.
 type speculationInput struct {
 	changes []datasets.Change
-	specs   []features.Speculation
+	// specs describe each change at its submission (success rows), buildSpecs the build
+	// whose time is predicted (build-time rows).
+	specs, buildSpecs []features.Speculation
 	// ahead and behind are the change indices of each conflict edge.
 	ahead, behind []int
 	// needSucc, needTime and needConf list the changes whose P-succ or build time, and
@@ -327,12 +329,16 @@ func speculationFromProto(req *pb.ScoreSpeculationRequest, repo string, maxBatch
 		return nil, err
 	}
 	n := len(req.GetChanges())
-	in := &speculationInput{changes: make([]datasets.Change, n), specs: make([]features.Speculation, n)}
+	in := &speculationInput{changes: make([]datasets.Change, n), specs: make([]features.Speculation, n), buildSpecs: make([]features.Speculation, n)}
 	index := make(map[string]int, n)
 	for i, q := range req.GetChanges() {
 		f := at("changes", i, "")
 		in.changes[i] = changeFromProto(q.GetChange(), repo, at("changes", i, "change"), &v)
 		in.specs[i] = specFromProto(q.GetSpeculation(), at("changes", i, "speculation"), &v)
+		in.buildSpecs[i] = in.specs[i]
+		if bs := q.GetBuildSpeculation(); bs != nil {
+			in.buildSpecs[i] = specFromProto(bs, at("changes", i, "build_speculation"), &v)
+		}
 		if id := in.changes[i].ChangeID; id != "" {
 			if j, dup := index[id]; dup {
 				v.add(at("changes", i, "change").field("change_id"), "duplicate id %q, also changes[%d]", id, j)

@@ -418,7 +418,7 @@ func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 		if idx := in.needTime; len(idx) > 0 {
 			bin := make([]scoring.BuildInput, len(idx))
 			for k, i := range idx {
-				bin[k] = scoring.BuildInput{Change: &in.changes[i], Spec: in.specs[i]}
+				bin[k] = scoring.BuildInput{Change: &in.changes[i], Spec: in.buildSpecs[i]}
 			}
 			id := func(k int) string { return in.changes[idx[k]].ChangeID }
 			out, by := scoreRouted(r, bin, 2, id, (*scoring.Scorer).PredictBuildTime)

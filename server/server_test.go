@@ -133,7 +133,11 @@ func TestPredictionsMatchModels(t *testing.T) {
 		const k = 5
 		req := &pb.ScoreSpeculationRequest{Capacity: 4, Policy: pb.SpeculationPolicy_SPECULATION_POLICY_SQ2024}
 		for i := range k {
+			// Change 3 describes its next build apart from its submission.
 			q := &pb.QueueChange{Change: pbChanges[i], ArrivedAt: pbChanges[i].GetSubmittedAt(), Speculation: server.SpecToProto(specs[i])}
+			if i == 3 {
+				q.BuildSpeculation = server.SpecToProto(specs[i+10])
+			}
 			if i%2 == 0 {
 				q.PSucc, q.BuildTimeMeanSeconds, q.BuildTimeStddevSeconds = proto.Float64(0.9), proto.Float64(600), proto.Float64(60)
 			}
@@ -154,7 +158,11 @@ func TestPredictionsMatchModels(t *testing.T) {
 			if i%2 == 1 {
 				features.Success(x.RawRowView(0), &changes[i], specs[i], ms.DevTable.Lookup(changes[i].Author))
 				wantP = ms.Success.Predict(nil, x)[0]
-				features.BuildTime(xb.RawRowView(0), &changes[i], specs[i], ms.DevTable.Lookup(changes[i].Author))
+				bspec := specs[i]
+				if i == 3 {
+					bspec = specs[i+10]
+				}
+				features.BuildTime(xb.RawRowView(0), &changes[i], bspec, ms.DevTable.Lookup(changes[i].Author))
 				bt := ms.BuildTime.Predict(nil, xb)
 				wantMu, wantSigma = bt[0], bt[1]
 				checkRef(t, sc.GetModel())

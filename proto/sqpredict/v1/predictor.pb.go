@@ -405,24 +405,32 @@ func (x *Change) GetAuthorLevel() float64 {
 	return 0
 }
 
-// SpeculationCounts is what the queue knows about a change's speculative builds at the
-// time of the prediction (features.Speculation); unset fields are unknown.
+// SpeculationCounts is what the queue knows about a change at the time of the
+// prediction (features.Speculation); unset fields are unknown. The counts mean
+// different things for the two row kinds, exactly as in training:
+//
+// For a success prediction (PredictSuccess, and P-succ in ScoreSpeculation) they
+// describe the change at its submission (features.SubmissionSpeculation): succeeded and
+// failed count the earlier submissions of the same revision_id decided before it that
+// landed and that were rejected; queue_ahead and height are the changes pending ahead of
+// it then; conflicts_count those of them whose affected targets overlap its own;
+// path_changes those that may conflict with it (overlap, or either's targets unknown)
+// and path_lines_changed their lines added plus removed.
+//
+// For a build-time prediction they describe the build: succeeded and failed count the
+// change's own builds finished before it starts (infrastructure failures and aborted
+// builds not counted); height is the build's speculation height (undecided changes on
+// its path); conflicts_count and queue_ahead are as above; path_changes and
+// path_lines_changed describe the build's path.
 type SpeculationCounts struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The change's own builds that finished with that status before now (infrastructure
-	// failures and aborted builds are not counted).
-	Succeeded *float64 `protobuf:"fixed64,1,opt,name=succeeded,proto3,oneof" json:"succeeded,omitempty"`
-	Failed    *float64 `protobuf:"fixed64,2,opt,name=failed,proto3,oneof" json:"failed,omitempty"`
-	// Speculation height of the build the prediction is about: the changes ahead of it
-	// on its path.
-	Height *float64 `protobuf:"fixed64,3,opt,name=height,proto3,oneof" json:"height,omitempty"`
-	// Changes pending ahead when the change was submitted whose affected targets overlap
-	// its own, and all changes pending ahead then.
-	ConflictsCount *float64 `protobuf:"fixed64,4,opt,name=conflicts_count,json=conflictsCount,proto3,oneof" json:"conflicts_count,omitempty"`
-	QueueAhead     *float64 `protobuf:"fixed64,5,opt,name=queue_ahead,json=queueAhead,proto3,oneof" json:"queue_ahead,omitempty"`
-	// Changes on the build's path and their combined lines added plus removed.
-	PathChanges      *float64 `protobuf:"fixed64,6,opt,name=path_changes,json=pathChanges,proto3,oneof" json:"path_changes,omitempty"`
-	PathLinesChanged *float64 `protobuf:"fixed64,7,opt,name=path_lines_changed,json=pathLinesChanged,proto3,oneof" json:"path_lines_changed,omitempty"`
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Succeeded        *float64               `protobuf:"fixed64,1,opt,name=succeeded,proto3,oneof" json:"succeeded,omitempty"`
+	Failed           *float64               `protobuf:"fixed64,2,opt,name=failed,proto3,oneof" json:"failed,omitempty"`
+	Height           *float64               `protobuf:"fixed64,3,opt,name=height,proto3,oneof" json:"height,omitempty"`
+	ConflictsCount   *float64               `protobuf:"fixed64,4,opt,name=conflicts_count,json=conflictsCount,proto3,oneof" json:"conflicts_count,omitempty"`
+	QueueAhead       *float64               `protobuf:"fixed64,5,opt,name=queue_ahead,json=queueAhead,proto3,oneof" json:"queue_ahead,omitempty"`
+	PathChanges      *float64               `protobuf:"fixed64,6,opt,name=path_changes,json=pathChanges,proto3,oneof" json:"path_changes,omitempty"`
+	PathLinesChanged *float64               `protobuf:"fixed64,7,opt,name=path_lines_changed,json=pathLinesChanged,proto3,oneof" json:"path_lines_changed,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -564,7 +572,7 @@ func (x *ModelRef) GetRole() ModelRole {
 type SuccessQuery struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Change *Change                `protobuf:"bytes,1,opt,name=change,proto3" json:"change,omitempty"`
-	// The speculation state at prediction time; unset means all counts unknown.
+	// The change at its submission (see SpeculationCounts); unset means all unknown.
 	Speculation   *SpeculationCounts `protobuf:"bytes,2,opt,name=speculation,proto3" json:"speculation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1266,13 +1274,16 @@ type QueueChange struct {
 	// P-succ; predicted when unset.
 	PSucc *float64 `protobuf:"fixed64,3,opt,name=p_succ,json=pSucc,proto3,oneof" json:"p_succ,omitempty"`
 	// Combined build time of the change, seconds; each is predicted when unset, as the
-	// build time of the build the speculation counts describe.
+	// build time of the build build_speculation describes.
 	BuildTimeMeanSeconds   *float64 `protobuf:"fixed64,4,opt,name=build_time_mean_seconds,json=buildTimeMeanSeconds,proto3,oneof" json:"build_time_mean_seconds,omitempty"`
 	BuildTimeStddevSeconds *float64 `protobuf:"fixed64,5,opt,name=build_time_stddev_seconds,json=buildTimeStddevSeconds,proto3,oneof" json:"build_time_stddev_seconds,omitempty"`
-	// The speculation state of the change, for its predictions.
-	Speculation   *SpeculationCounts `protobuf:"bytes,6,opt,name=speculation,proto3" json:"speculation,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The change at its submission, for P-succ (see SpeculationCounts).
+	Speculation *SpeculationCounts `protobuf:"bytes,6,opt,name=speculation,proto3" json:"speculation,omitempty"`
+	// The build whose time is predicted, for the build time; unset means
+	// speculation's counts are used.
+	BuildSpeculation *SpeculationCounts `protobuf:"bytes,7,opt,name=build_speculation,json=buildSpeculation,proto3" json:"build_speculation,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *QueueChange) Reset() {
@@ -1343,6 +1354,13 @@ func (x *QueueChange) GetBuildTimeStddevSeconds() float64 {
 func (x *QueueChange) GetSpeculation() *SpeculationCounts {
 	if x != nil {
 		return x.Speculation
+	}
+	return nil
+}
+
+func (x *QueueChange) GetBuildSpeculation() *SpeculationCounts {
+	if x != nil {
+		return x.BuildSpeculation
 	}
 	return nil
 }
@@ -2065,7 +2083,7 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\x0estddev_seconds\x18\x04 \x01(\x01R\rstddevSeconds\x12,\n" +
 	"\x05model\x18\x05 \x01(\v2\x16.sqpredict.v1.ModelRefR\x05model\"_\n" +
 	"\x18PredictBuildTimeResponse\x12C\n" +
-	"\vpredictions\x18\x01 \x03(\v2!.sqpredict.v1.BuildTimePredictionR\vpredictions\"\x96\x03\n" +
+	"\vpredictions\x18\x01 \x03(\v2!.sqpredict.v1.BuildTimePredictionR\vpredictions\"\xe4\x03\n" +
 	"\vQueueChange\x12,\n" +
 	"\x06change\x18\x01 \x01(\v2\x14.sqpredict.v1.ChangeR\x06change\x129\n" +
 	"\n" +
@@ -2073,7 +2091,8 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\x06p_succ\x18\x03 \x01(\x01H\x00R\x05pSucc\x88\x01\x01\x12:\n" +
 	"\x17build_time_mean_seconds\x18\x04 \x01(\x01H\x01R\x14buildTimeMeanSeconds\x88\x01\x01\x12>\n" +
 	"\x19build_time_stddev_seconds\x18\x05 \x01(\x01H\x02R\x16buildTimeStddevSeconds\x88\x01\x01\x12A\n" +
-	"\vspeculation\x18\x06 \x01(\v2\x1f.sqpredict.v1.SpeculationCountsR\vspeculationB\t\n" +
+	"\vspeculation\x18\x06 \x01(\v2\x1f.sqpredict.v1.SpeculationCountsR\vspeculation\x12L\n" +
+	"\x11build_speculation\x18\a \x01(\v2\x1f.sqpredict.v1.SpeculationCountsR\x10buildSpeculationB\t\n" +
 	"\a_p_succB\x1a\n" +
 	"\x18_build_time_mean_secondsB\x1c\n" +
 	"\x1a_build_time_stddev_seconds\"\x88\x01\n" +
@@ -2218,39 +2237,40 @@ var file_sqpredict_v1_predictor_proto_depIdxs = []int32{
 	3,  // 19: sqpredict.v1.QueueChange.change:type_name -> sqpredict.v1.Change
 	28, // 20: sqpredict.v1.QueueChange.arrived_at:type_name -> google.protobuf.Timestamp
 	4,  // 21: sqpredict.v1.QueueChange.speculation:type_name -> sqpredict.v1.SpeculationCounts
-	18, // 22: sqpredict.v1.ScoreSpeculationRequest.changes:type_name -> sqpredict.v1.QueueChange
-	19, // 23: sqpredict.v1.ScoreSpeculationRequest.conflicts:type_name -> sqpredict.v1.QueueConflict
-	29, // 24: sqpredict.v1.ScoreSpeculationRequest.builds:type_name -> sqpredict.v1.StartedBuild
-	30, // 25: sqpredict.v1.ScoreSpeculationRequest.policy:type_name -> sqpredict.v1.SpeculationPolicy
-	5,  // 26: sqpredict.v1.ScoredChange.model:type_name -> sqpredict.v1.ModelRef
-	5,  // 27: sqpredict.v1.ScoredConflict.model:type_name -> sqpredict.v1.ModelRef
-	31, // 28: sqpredict.v1.ScoreSpeculationResponse.plan:type_name -> sqpredict.v1.SpeculationResponse
-	21, // 29: sqpredict.v1.ScoreSpeculationResponse.changes:type_name -> sqpredict.v1.ScoredChange
-	22, // 30: sqpredict.v1.ScoreSpeculationResponse.conflicts:type_name -> sqpredict.v1.ScoredConflict
-	5,  // 31: sqpredict.v1.ModelInfo.model:type_name -> sqpredict.v1.ModelRef
-	28, // 32: sqpredict.v1.ModelInfo.trained_at:type_name -> google.protobuf.Timestamp
-	28, // 33: sqpredict.v1.ModelInfo.window_from:type_name -> google.protobuf.Timestamp
-	28, // 34: sqpredict.v1.ModelInfo.window_to:type_name -> google.protobuf.Timestamp
-	27, // 35: sqpredict.v1.ModelInfo.metrics:type_name -> sqpredict.v1.ModelInfo.MetricsEntry
-	28, // 36: sqpredict.v1.ModelInfo.loaded_at:type_name -> google.protobuf.Timestamp
-	25, // 37: sqpredict.v1.GetModelInfoResponse.models:type_name -> sqpredict.v1.ModelInfo
-	7,  // 38: sqpredict.v1.Predictor.PredictSuccess:input_type -> sqpredict.v1.PredictSuccessRequest
-	11, // 39: sqpredict.v1.Predictor.PredictConflict:input_type -> sqpredict.v1.PredictConflictRequest
-	15, // 40: sqpredict.v1.Predictor.PredictBuildTime:input_type -> sqpredict.v1.PredictBuildTimeRequest
-	20, // 41: sqpredict.v1.Predictor.ScoreSpeculation:input_type -> sqpredict.v1.ScoreSpeculationRequest
-	32, // 42: sqpredict.v1.Predictor.CompareBatching:input_type -> sqpredict.v1.BatchRequest
-	24, // 43: sqpredict.v1.Predictor.GetModelInfo:input_type -> sqpredict.v1.GetModelInfoRequest
-	9,  // 44: sqpredict.v1.Predictor.PredictSuccess:output_type -> sqpredict.v1.PredictSuccessResponse
-	13, // 45: sqpredict.v1.Predictor.PredictConflict:output_type -> sqpredict.v1.PredictConflictResponse
-	17, // 46: sqpredict.v1.Predictor.PredictBuildTime:output_type -> sqpredict.v1.PredictBuildTimeResponse
-	23, // 47: sqpredict.v1.Predictor.ScoreSpeculation:output_type -> sqpredict.v1.ScoreSpeculationResponse
-	33, // 48: sqpredict.v1.Predictor.CompareBatching:output_type -> sqpredict.v1.BatchResponse
-	26, // 49: sqpredict.v1.Predictor.GetModelInfo:output_type -> sqpredict.v1.GetModelInfoResponse
-	44, // [44:50] is the sub-list for method output_type
-	38, // [38:44] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	4,  // 22: sqpredict.v1.QueueChange.build_speculation:type_name -> sqpredict.v1.SpeculationCounts
+	18, // 23: sqpredict.v1.ScoreSpeculationRequest.changes:type_name -> sqpredict.v1.QueueChange
+	19, // 24: sqpredict.v1.ScoreSpeculationRequest.conflicts:type_name -> sqpredict.v1.QueueConflict
+	29, // 25: sqpredict.v1.ScoreSpeculationRequest.builds:type_name -> sqpredict.v1.StartedBuild
+	30, // 26: sqpredict.v1.ScoreSpeculationRequest.policy:type_name -> sqpredict.v1.SpeculationPolicy
+	5,  // 27: sqpredict.v1.ScoredChange.model:type_name -> sqpredict.v1.ModelRef
+	5,  // 28: sqpredict.v1.ScoredConflict.model:type_name -> sqpredict.v1.ModelRef
+	31, // 29: sqpredict.v1.ScoreSpeculationResponse.plan:type_name -> sqpredict.v1.SpeculationResponse
+	21, // 30: sqpredict.v1.ScoreSpeculationResponse.changes:type_name -> sqpredict.v1.ScoredChange
+	22, // 31: sqpredict.v1.ScoreSpeculationResponse.conflicts:type_name -> sqpredict.v1.ScoredConflict
+	5,  // 32: sqpredict.v1.ModelInfo.model:type_name -> sqpredict.v1.ModelRef
+	28, // 33: sqpredict.v1.ModelInfo.trained_at:type_name -> google.protobuf.Timestamp
+	28, // 34: sqpredict.v1.ModelInfo.window_from:type_name -> google.protobuf.Timestamp
+	28, // 35: sqpredict.v1.ModelInfo.window_to:type_name -> google.protobuf.Timestamp
+	27, // 36: sqpredict.v1.ModelInfo.metrics:type_name -> sqpredict.v1.ModelInfo.MetricsEntry
+	28, // 37: sqpredict.v1.ModelInfo.loaded_at:type_name -> google.protobuf.Timestamp
+	25, // 38: sqpredict.v1.GetModelInfoResponse.models:type_name -> sqpredict.v1.ModelInfo
+	7,  // 39: sqpredict.v1.Predictor.PredictSuccess:input_type -> sqpredict.v1.PredictSuccessRequest
+	11, // 40: sqpredict.v1.Predictor.PredictConflict:input_type -> sqpredict.v1.PredictConflictRequest
+	15, // 41: sqpredict.v1.Predictor.PredictBuildTime:input_type -> sqpredict.v1.PredictBuildTimeRequest
+	20, // 42: sqpredict.v1.Predictor.ScoreSpeculation:input_type -> sqpredict.v1.ScoreSpeculationRequest
+	32, // 43: sqpredict.v1.Predictor.CompareBatching:input_type -> sqpredict.v1.BatchRequest
+	24, // 44: sqpredict.v1.Predictor.GetModelInfo:input_type -> sqpredict.v1.GetModelInfoRequest
+	9,  // 45: sqpredict.v1.Predictor.PredictSuccess:output_type -> sqpredict.v1.PredictSuccessResponse
+	13, // 46: sqpredict.v1.Predictor.PredictConflict:output_type -> sqpredict.v1.PredictConflictResponse
+	17, // 47: sqpredict.v1.Predictor.PredictBuildTime:output_type -> sqpredict.v1.PredictBuildTimeResponse
+	23, // 48: sqpredict.v1.Predictor.ScoreSpeculation:output_type -> sqpredict.v1.ScoreSpeculationResponse
+	33, // 49: sqpredict.v1.Predictor.CompareBatching:output_type -> sqpredict.v1.BatchResponse
+	26, // 50: sqpredict.v1.Predictor.GetModelInfo:output_type -> sqpredict.v1.GetModelInfoResponse
+	45, // [45:51] is the sub-list for method output_type
+	39, // [39:45] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_sqpredict_v1_predictor_proto_init() }
