@@ -30,7 +30,10 @@
 //     the row is skipped ("undetermined_alone": it failed only with other changes on the
 //     path, which may be their fault; "no_decisive_build" when it has no decisive
 //     build). A queue with culprit finding builds every change rejected on a non-empty
-//     path alone, so its changes all get a label. The table's BuildID names the build
+//     path alone, so its changes all get a label; without it, those changes are
+//     undetermined and the labelled rows over-represent good changes (synthetic go, 3
+//     days, seed 11: 460 of 4,308 changes skipped, mean label 0.90 against 0.83 with
+//     culprit finding). The table's BuildID names the build
 //     that settles the label (the first, in order of finish, succeeded one for 1, failed
 //     one alone for 0); it enters no feature. On a synthetic history the label's
 //     probability is exactly true_p_success.
@@ -83,7 +86,9 @@
 // unknown ones), assumed to land; and spec_succeeded and spec_failed count the earlier
 // attempts of the change's revision (the submissions with the same revision_id decided
 // before t) that landed and that were rejected, the only speculation outcomes of the
-// change known at t. Nothing decided after t, neither which changes ahead land nor any
+// change known at t. They count outcomes rather than intrinsic labels because an
+// outcome is known at its decision, which the queue (and so the scorer) sees, while a
+// label may be settled only later by culprit finding. Nothing decided after t, neither which changes ahead land nor any
 // build of the change, enters a success row; only its label. An earlier definition
 // described the change's build on the path of the changes that really landed: which
 // build that is depends on outcomes decided after t, a leak.
