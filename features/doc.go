@@ -5,6 +5,7 @@
 // [BuildTime]. The trainer reaches them through [NewIndex] and [Index.Table], which derive
 // labels and the point-in-time inputs of each row from a [datasets.History]; the scorer
 // calls them directly with a [datasets.Change], the [Speculation] state it was told about
+// (for a success row, the one [SubmissionSpeculation] builds at the change's submission)
 // and the [DevStats] of a [DevTable] frozen into the model bundle at training. Both paths
 // give bit-identical vectors for the same inputs, so there is no training/serving skew by
 // construction. Missing values are NaN.
