@@ -1,6 +1,7 @@
 package gbm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -9,19 +10,31 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// randomTree returns a tree of nLeaves leaves grown by splitting random leaves, as
-// LightGBM numbers them, with numerical splits on features below nf, missing types
+// randomTree returns a tree of at most nLeaves leaves grown by splitting random leaves
+// above depth maxDepth (0 = no limit), as LightGBM numbers them, with numerical splits on features below nf, missing types
 // None and NaN, both default directions, and thresholds drawn from special values
 // (0, -0, ±Inf, ±1e300) as well as ordinary ones.
-func randomTree(t *testing.T, rng *rand.Rand, nLeaves, nf int) *Tree {
+func randomTree(t *testing.T, rng *rand.Rand, nLeaves, nf, maxDepth int) *Tree {
 	t.Helper()
 	s := &treeSpec{numLeaves: nLeaves, shrinkage: 1}
 	// parent[l] is the node whose child slot holds leaf l, and which slot, -1 for
 	// the root leaf.
 	type slot struct{ node, side int }
 	parent := []slot{{-1, 0}}
+	depth := []int{0}
 	for l := 1; l < nLeaves; l++ {
-		split := rng.IntN(l) // the leaf to split; it keeps its index on the left
+		var open []int
+		for i, d := range depth {
+			if maxDepth == 0 || d < maxDepth {
+				open = append(open, i)
+			}
+		}
+		if len(open) == 0 {
+			break
+		}
+		split := open[rng.IntN(len(open))] // the leaf to split; it keeps its index on the left
+		depth[split]++
+		depth = append(depth, depth[split])
 		n := len(s.splitFeature)
 		if p := parent[split]; p.node >= 0 {
 			if p.side == 0 {
@@ -47,7 +60,8 @@ func randomTree(t *testing.T, rng *rand.Rand, nLeaves, nf int) *Tree {
 		parent[split] = slot{n, 0}
 		parent = append(parent, slot{n, 1})
 	}
-	for range nLeaves {
+	s.numLeaves = len(depth)
+	for range s.numLeaves {
 		s.leafValue = append(s.leafValue, rng.NormFloat64())
 	}
 	tr, err := newTree(s)
@@ -87,23 +101,26 @@ func randomRows(rng *rand.Rand, n, nf int, trees []*Tree) *mat.Dense {
 	return x
 }
 
-// TestFlatMatchesTreeWalk checks the compiled predictor against the general walk of
-// each tree (Tree.leaf, LightGBM's NumericalDecision) summed in model order, bit for
-// bit, on every path: one row, blocks below and above the four-row lock step with
-// tails, the parallel batch, a matrix that does not lend its data, PredictRawRow and
-// AddRawRow, for one output and for three interleaved classes.
+// TestFlatMatchesTreeWalk checks the compiled predictors (flat, and shallow for trees
+// of depth <= 3) against the general walk of each tree (Tree.leaf, LightGBM's
+// NumericalDecision) summed in model order, bit for bit, on every path: one row,
+// blocks below and above the four-row lock step with tails, the parallel batch, a
+// matrix that does not lend its data, PredictRawRow and AddRawRow, for one output and
+// for three interleaved classes.
 func TestFlatMatchesTreeWalk(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 1))
 	const nf = 7
-	for _, k := range []int{1, 3} {
+	for _, tc := range []struct{ k, maxDepth int }{{1, 0}, {3, 0}, {1, 3}, {2, 3}, {1, 2}} {
+		k := tc.k
 		var trees []*Tree
-		for i := range 60 {
-			trees = append(trees, randomTree(t, rng, 1+i%17, nf))
+		// 150 trees: more than two of the shallow walk's groups of 64, with a tail.
+		for i := range 150 {
+			trees = append(trees, randomTree(t, rng, 1+i%17, nf, tc.maxDepth))
 		}
 		obj := "regression"
-		if k == 3 {
-			obj = "multiclass num_class:3"
+		if k > 1 {
+			obj = fmt.Sprintf("multiclass num_class:%d", k)
 		}
 		m, err := NewModel(trees, nil, obj)
 		if err != nil {
@@ -111,6 +128,9 @@ func TestFlatMatchesTreeWalk(t *testing.T) {
 		}
 		if m.flat == nil {
 			t.Fatal("model of numerical trees was not compiled")
+		}
+		if shallow := tc.maxDepth > 0; (m.shallow != nil) != shallow {
+			t.Fatalf("max depth %d: shallow form %v, want %v", tc.maxDepth, m.shallow != nil, shallow)
 		}
 		x := randomRows(rng, 300, nf, trees)
 		// A finite copy, for the fast path of every block.

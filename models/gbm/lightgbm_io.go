@@ -194,7 +194,7 @@ func (p *lgParser) parse() (*Model, error) {
 	if err := p.sc.Err(); err != nil {
 		return nil, fmt.Errorf("gbm: reading model: %w", err)
 	}
-	m.flat = compile(m.trees)
+	m.compile()
 	return m, nil
 }
 

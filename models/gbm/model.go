@@ -38,6 +38,9 @@ type Model struct {
 	// flat is the compiled form of trees that prediction walks; nil when a tree has
 	// a split it does not cover (categorical, missing type Zero).
 	flat *flatModel
+	// shallow is the form of flat for trees of depth at most 3 on at most 256
+	// features; nil otherwise.
+	shallow *shallowModel
 }
 
 // NewModel assembles trees into a model. The trees must already be scaled by their
@@ -77,7 +80,7 @@ func NewModel(trees []*Tree, featureNames []string, objective string) (*Model, e
 	}
 	m.featureNames = slices.Clone(featureNames)
 	m.nFeatures = len(featureNames)
-	m.flat = compile(m.trees)
+	m.compile()
 	return m, nil
 }
 
@@ -221,12 +224,16 @@ func (m *Model) predictRows(dst []float64, x mat.Matrix, lo, hi int, buf []float
 					}
 				}
 			}
-			if e-b < 4 {
+			nf := m.nFeatures
+			switch {
+			case e-b < 4:
 				for i := range e - b {
-					m.flat.addRow(out[i*k:(i+1)*k], data[i*stride:i*stride+m.nFeatures], k)
+					m.addRawRow(out[i*k:(i+1)*k], data[i*stride:i*stride+nf])
 				}
-			} else {
-				m.flat.addBlock(out, data, stride, e-b, m.nFeatures, k)
+			case m.shallow != nil && !nonFinite(data, stride, e-b, nf):
+				m.shallow.addBlock(out, data, stride, e-b, nf, k)
+			default:
+				m.flat.addBlock(out, data, stride, e-b, nf, k)
 			}
 		} else {
 			block := rows[:e-b]
@@ -291,13 +298,28 @@ func (m *Model) AddRawRow(dst, row []float64) {
 	if len(dst) != k {
 		panic(errDstLength)
 	}
-	if m.flat != nil {
+	m.addRawRow(dst, row)
+}
+
+// addRawRow is AddRawRow without the checks.
+func (m *Model) addRawRow(dst, row []float64) {
+	k := m.nClasses
+	switch {
+	case m.shallow != nil && !nonFinite(row, 0, 1, len(row)):
+		m.shallow.addRow(dst, row, k)
+	case m.flat != nil:
 		m.flat.addRow(dst, row, k)
-		return
+	default:
+		for j, t := range m.trees {
+			dst[j%k] += t.leafValues[t.leaf(row)]
+		}
 	}
-	for j, t := range m.trees {
-		dst[j%k] += t.leafValues[t.leaf(row)]
-	}
+}
+
+// compile sets the compiled forms of the trees that prediction walks.
+func (m *Model) compile() {
+	m.flat = compile(m.trees)
+	m.shallow = compileShallow(m.flat, m.nFeatures)
 }
 
 // parallelRows reports whether r rows are worth splitting over goroutines: at least two
