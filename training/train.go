@@ -289,8 +289,17 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 			from.Format(time.RFC3339), to.Format(time.RFC3339), repo, minRows)
 	}
 
-	_, test := eval.HoldoutByTime(all.success.SubmittedAt, cfg.holdout())
-	res.Cut = all.success.SubmittedAt[test[0]]
+	// The cut comes from the submission times of every change in the window, not from the
+	// success rows: which changes get a success row depends on their builds' outcomes, and
+	// a cut that moved with outcomes would let later outcomes choose what is held out.
+	var submitted []time.Time
+	for i := range k.h.Changes {
+		if t := k.h.Changes[i].SubmittedAt; !t.Before(from) {
+			submitted = append(submitted, t)
+		}
+	}
+	_, test := eval.HoldoutByTime(submitted, cfg.holdout())
+	res.Cut = submitted[test[0]]
 	var train, hold tables
 	split := func(t *features.Table) (tr, te *features.Table) {
 		lt := k.labelTimes(t)
