@@ -27,8 +27,9 @@
 // a speculative build may finish after the decision, and conflict labels read them all.
 //
 // The holdout cut is the submission time of the change at the start of the last
-// HoldoutFraction of the success rows (eval.HoldoutByTime); the same cut splits all three
-// tables. Holdout rows are those submitted at or after the cut. Training rows for the
+// HoldoutFraction of the changes submitted in the window (eval.HoldoutByTime); the same
+// cut splits all three tables. It is taken from every change, not from the success rows,
+// because which changes get a success row depends on their outcomes. Holdout rows are those submitted at or after the cut. Training rows for the
 // holdout evaluation are those submitted before the cut whose label was also known
 // before it (rows whose outcome came after the cut are purged), so no information from
 // after the cut reaches a model that is scored on the holdout. The published models are
