@@ -3,13 +3,12 @@ package eval
 import (
 	"errors"
 	"fmt"
-	"math"
 
-	"gonum.org/v1/gonum/stat/distuv"
+	"github.com/sqpredict/sqpredict/models/ngboost"
 )
 
 // ErrUnknownFamily is a distribution family name ParseDistFamily does not know.
-var ErrUnknownFamily = errors.New("unknown distribution family")
+var ErrUnknownFamily = errors.New("eval: unknown distribution family")
 
 // DistFamily is the parametric form of a set of predictive distributions.
 type DistFamily int
@@ -41,7 +40,7 @@ func ParseDistFamily(s string) (DistFamily, error) {
 	case "lognormal":
 		return FamilyLogNormal, nil
 	}
-	return 0, fmt.Errorf("eval: distribution %q: %w", s, ErrUnknownFamily)
+	return 0, fmt.Errorf("%w %q (want normal or lognormal)", ErrUnknownFamily, s)
 }
 
 // Predictive is one predictive distribution per row: row i is Family with parameters
@@ -60,40 +59,34 @@ func (p Predictive) Len() int {
 	return len(p.Mu)
 }
 
+// dist returns row i's distribution as an ngboost.Dist, which holds the maths of both
+// families. It panics if p.Family is not FamilyNormal or FamilyLogNormal.
+func (p Predictive) dist(i int) ngboost.Dist {
+	var f ngboost.Family
+	switch p.Family {
+	case FamilyNormal:
+		f = ngboost.Normal
+	case FamilyLogNormal:
+		f = ngboost.LogNormal
+	default:
+		panic(fmt.Sprintf("eval: Predictive: unknown family %v", p.Family))
+	}
+	return ngboost.Dist{Family: f, Loc: p.Mu[i], Scale: p.Sigma[i]}
+}
+
 // Mean returns the mean of Y at row i: Mu[i], or exp(Mu[i]+Sigma[i]²/2) for a LogNormal.
-func (p Predictive) Mean(i int) float64 {
-	if p.Family == FamilyLogNormal {
-		return math.Exp(p.Mu[i] + p.Sigma[i]*p.Sigma[i]/2)
-	}
-	return p.Mu[i]
-}
+func (p Predictive) Mean(i int) float64 { return p.dist(i).Mean() }
 
-// LogPDF returns the log density of row i's distribution at y.
-func (p Predictive) LogPDF(i int, y float64) float64 {
-	if p.Family == FamilyLogNormal {
-		return distuv.LogNormal{Mu: p.Mu[i], Sigma: p.Sigma[i]}.LogProb(y)
-	}
-	return distuv.Normal{Mu: p.Mu[i], Sigma: p.Sigma[i]}.LogProb(y)
-}
+// LogPDF returns the log density of row i's distribution at y; for a LogNormal it is
+// -Inf at y <= 0.
+func (p Predictive) LogPDF(i int, y float64) float64 { return p.dist(i).LogPDF(y) }
 
-// CDF returns P(Y <= y) under row i's distribution.
-func (p Predictive) CDF(i int, y float64) float64 {
-	if p.Family == FamilyLogNormal {
-		if y <= 0 {
-			return 0
-		}
-		return distuv.LogNormal{Mu: p.Mu[i], Sigma: p.Sigma[i]}.CDF(y)
-	}
-	return distuv.Normal{Mu: p.Mu[i], Sigma: p.Sigma[i]}.CDF(y)
-}
+// CDF returns P(Y <= y) under row i's distribution; for a LogNormal it is 0 at y <= 0.
+func (p Predictive) CDF(i int, y float64) float64 { return p.dist(i).CDF(y) }
 
-// Quantile returns the q-quantile of row i's distribution.
-func (p Predictive) Quantile(i int, q float64) float64 {
-	if p.Family == FamilyLogNormal {
-		return distuv.LogNormal{Mu: p.Mu[i], Sigma: p.Sigma[i]}.Quantile(q)
-	}
-	return distuv.Normal{Mu: p.Mu[i], Sigma: p.Sigma[i]}.Quantile(q)
-}
+// Quantile returns the q-quantile of row i's distribution for q in (0, 1); q outside
+// [0, 1] gives NaN.
+func (p Predictive) Quantile(i int, q float64) float64 { return p.dist(i).Quantile(q) }
 
 // CRPS returns the continuous ranked probability score ∫(F(z) - 1{z >= y})² dz of row
 // i's distribution at y, in the units of Y, in closed form for both families:
@@ -103,23 +96,7 @@ func (p Predictive) Quantile(i int, q float64) float64 {
 //   - LogNormal (Baran and Lerch 2015), w = (log y - μ)/σ, M = exp(μ+σ²/2):
 //     y(2Φ(w)-1) - 2M[Φ(w-σ) + Φ(σ/√2) - 1], and for y <= 0, outside the support,
 //     -y + 2M[1 - Φ(σ/√2)], the value at 0⁺ plus the distance to 0.
-func (p Predictive) CRPS(i int, y float64) float64 {
-	mu, s := p.Mu[i], p.Sigma[i]
-	if p.Family == FamilyLogNormal {
-		m := math.Exp(mu + s*s/2)
-		tail := 2 * m * phi(-s/math.Sqrt2)
-		if y <= 0 {
-			return tail - y
-		}
-		w := (math.Log(y) - mu) / s
-		return y*(2*phi(w)-1) - 2*m*(phi(w-s)-phi(-s/math.Sqrt2))
-	}
-	z := (y - mu) / s
-	return s * (z*(2*phi(z)-1) + 2*distuv.UnitNormal.Prob(z) - 1/math.SqrtPi)
-}
-
-// phi is the standard Normal CDF, through Erfc for precision in the lower tail.
-func phi(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+func (p Predictive) CRPS(i int, y float64) float64 { return p.dist(i).CRPS(y) }
 
 // MeanNLL returns the mean negative log-likelihood -mean(log f_i(y_i)) in nats, in the
 // units of Y: the NLL of the NGBoost paper's tables. It panics if the lengths differ.

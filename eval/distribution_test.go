@@ -3,6 +3,7 @@ package eval
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -111,5 +112,54 @@ func TestParseDistFamily(t *testing.T) {
 	}
 	if _, err := ParseDistFamily("weibull"); !errors.Is(err, ErrUnknownFamily) {
 		t.Errorf("ParseDistFamily(weibull) = %v, want ErrUnknownFamily", err)
+	}
+}
+
+// TestPredictiveEdges checks the values at the edges of the support and of (0, 1), where
+// Predictive follows ngboost.Dist: the LogNormal log density at 0 is -Inf (it was
+// NaN, from -Inf - -Inf, through distuv.LogNormal) and a quantile level outside [0, 1]
+// is NaN (distuv panicked).
+func TestPredictiveEdges(t *testing.T) {
+	t.Parallel()
+	nrm := Predictive{Family: FamilyNormal, Mu: []float64{1}, Sigma: []float64{2}}
+	lgn := Predictive{Family: FamilyLogNormal, Mu: []float64{1}, Sigma: []float64{2}}
+	inf, nan := math.Inf(1), math.NaN()
+	cases := []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"lognormal LogPDF(0)", lgn.LogPDF(0, 0), -inf},
+		{"lognormal LogPDF(-1)", lgn.LogPDF(0, -1), -inf},
+		{"lognormal CDF(0)", lgn.CDF(0, 0), 0},
+		{"lognormal CDF(+Inf)", lgn.CDF(0, inf), 1},
+		{"lognormal Quantile(0)", lgn.Quantile(0, 0), 0},
+		{"lognormal Quantile(1)", lgn.Quantile(0, 1), inf},
+		{"lognormal Quantile(1.5)", lgn.Quantile(0, 1.5), nan},
+		{"normal Quantile(0)", nrm.Quantile(0, 0), -inf},
+		{"normal Quantile(1)", nrm.Quantile(0, 1), inf},
+		{"normal Quantile(-0.5)", nrm.Quantile(0, -0.5), nan},
+		{"normal CDF(-Inf)", nrm.CDF(0, -inf), 0},
+		{"normal LogPDF(+Inf)", nrm.LogPDF(0, inf), -inf},
+	}
+	for _, tc := range cases {
+		if !scalar.Same(tc.got, tc.want) {
+			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+
+	defer func() {
+		if recover() == nil {
+			t.Errorf("Mean with DistFamily(5) did not panic")
+		}
+	}()
+	Predictive{Family: DistFamily(5), Mu: []float64{0}, Sigma: []float64{1}}.Mean(0)
+}
+
+func TestParseDistFamilyErrorPrefix(t *testing.T) {
+	t.Parallel()
+	_, err := ParseDistFamily("weibull")
+	if err == nil || !strings.HasPrefix(err.Error(), "eval: ") || !strings.Contains(err.Error(), `"weibull"`) {
+		t.Errorf(`ParseDistFamily("weibull") = %v, want an error with the eval: prefix naming "weibull"`, err)
 	}
 }

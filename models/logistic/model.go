@@ -124,22 +124,18 @@ const parallelRows = 1 << 14
 // A nil dst is allocated; a dst whose length is not the number of rows, or an x whose
 // column count is not NFeatures, panics. NaN inputs are replaced by the training mean.
 func (m *Model) PredictRaw(dst []float64, x mat.Matrix) []float64 {
-	r, c := x.Dims()
-	if c != len(m.names) {
-		panic("logistic: feature count mismatch")
-	}
-	if dst == nil {
-		dst = make([]float64, r)
-	} else if len(dst) != r {
-		panic("logistic: dst length mismatch")
-	}
-	m.parallel(dst, asDense(x), false)
-	return dst
+	return m.predict(dst, x, false)
 }
 
 // Predict writes the probability P(y=1) of every row of x into dst and returns it, with
 // the conventions of PredictRaw.
 func (m *Model) Predict(dst []float64, x mat.Matrix) []float64 {
+	return m.predict(dst, x, true)
+}
+
+// predict checks the dimensions of x and dst, allocates a nil dst, and writes the
+// margins (prob false) or probabilities (prob true) of the rows of x into it.
+func (m *Model) predict(dst []float64, x mat.Matrix, prob bool) []float64 {
 	r, c := x.Dims()
 	if c != len(m.names) {
 		panic("logistic: feature count mismatch")
@@ -149,7 +145,7 @@ func (m *Model) Predict(dst []float64, x mat.Matrix) []float64 {
 	} else if len(dst) != r {
 		panic("logistic: dst length mismatch")
 	}
-	m.parallel(dst, asDense(x), true)
+	m.parallel(dst, asDense(x), prob)
 	return dst
 }
 
