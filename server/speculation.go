@@ -10,10 +10,12 @@ import (
 
 // SpeculationFromProto converts a speculation request into the queue and configuration
 // of scoring.Speculate. Changes are indexed in request order; arrival times become
-// seconds since the Unix epoch. A path id that is not a pending change is taken as
-// already landed (part of HEAD) and dropped. Errors name the request field and wrap
-// scoring.ErrInvalidQueue or scoring.ErrInvalidConfig; numeric ranges are checked by
-// scoring.Speculate itself.
+// seconds since the Unix epoch. A path id listed in landed_change_ids is already part
+// of HEAD and dropped from the path; any other path id must be a pending change ahead of
+// the build's change, and may appear once per path, so that a typo is an error rather
+// than a change silently taken as landed. Errors name the request field (as in
+// "builds[3].path_change_ids[1]: unknown change "D9"") and wrap scoring.ErrInvalidQueue
+// or scoring.ErrInvalidConfig; numeric ranges are checked by scoring.Speculate itself.
 func SpeculationFromProto(req *pb.SpeculationRequest) (scoring.Queue, scoring.Config, error) {
 	var q scoring.Queue
 	var cfg scoring.Config
@@ -74,6 +76,22 @@ func SpeculationFromProto(req *pb.SpeculationRequest) (scoring.Queue, scoring.Co
 		q.Conflicts[e] = scoring.Conflict{A: a, B: b, PConf: c.GetPConf()}
 	}
 
+	landed := make(map[string]bool, len(req.GetLandedChangeIds()))
+	for i, id := range req.GetLandedChangeIds() {
+		if id == "" {
+			return q, cfg, fmt.Errorf("server: landed_change_ids[%d]: empty: %w", i, scoring.ErrInvalidQueue)
+		}
+		if _, pending := index[id]; pending {
+			return q, cfg, fmt.Errorf("server: landed_change_ids[%d]: %q is a pending change: %w", i, id, scoring.ErrInvalidQueue)
+		}
+		if landed[id] {
+			return q, cfg, fmt.Errorf("server: landed_change_ids[%d]: duplicate %q: %w", i, id, scoring.ErrInvalidQueue)
+		}
+		landed[id] = true
+	}
+
+	// onPath holds the ids seen on the path being converted, to refuse duplicates.
+	onPath := map[string]bool{}
 	q.Builds = make([]scoring.Build, len(req.GetBuilds()))
 	for x, b := range req.GetBuilds() {
 		j, ok := index[b.GetChangeId()]
@@ -92,10 +110,18 @@ func SpeculationFromProto(req *pb.SpeculationRequest) (scoring.Queue, scoring.Co
 			return q, cfg, fmt.Errorf("server: builds[%d].status: %v is not running, succeeded or failed: %w", x, b.GetStatus(), scoring.ErrInvalidQueue)
 		}
 		var path []int
+		clear(onPath)
 		for p, id := range b.GetPathChangeIds() {
+			if onPath[id] {
+				return q, cfg, fmt.Errorf("server: builds[%d].path_change_ids[%d]: duplicate change %q: %w", x, p, id, scoring.ErrInvalidQueue)
+			}
+			onPath[id] = true
 			k, pending := index[id]
 			if !pending {
-				continue // landed already: part of HEAD
+				if !landed[id] {
+					return q, cfg, fmt.Errorf("server: builds[%d].path_change_ids[%d]: unknown change %q (neither pending nor in landed_change_ids): %w", x, p, id, scoring.ErrInvalidQueue)
+				}
+				continue // part of HEAD already
 			}
 			if k >= j {
 				return q, cfg, fmt.Errorf("server: builds[%d].path_change_ids[%d]: %q is not ahead of %q: %w", x, p, id, b.GetChangeId(), scoring.ErrInvalidQueue)

@@ -26,8 +26,9 @@ func testRequest() *pb.SpeculationRequest {
 			{BuildId: "x", ChangeId: "b", PathChangeIds: []string{"landed-long-ago", "a"}, Status: pb.BuildStatus_BUILD_STATUS_RUNNING},
 			{BuildId: "y", ChangeId: "b", Status: pb.BuildStatus_BUILD_STATUS_RUNNING},
 		},
-		Policy:   pb.SpeculationPolicy_SPECULATION_POLICY_SQ2019,
-		Capacity: 2,
+		Policy:          pb.SpeculationPolicy_SPECULATION_POLICY_SQ2019,
+		Capacity:        2,
+		LandedChangeIds: []string{"landed-long-ago"},
 	}
 }
 
@@ -97,6 +98,23 @@ func TestSpeculationFromProtoErrors(t *testing.T) {
 			r.Changes[0].ArrivedAt = nil
 		}, "changes[0].arrived_at", scoring.ErrInvalidQueue},
 		{"bad policy", func(r *pb.SpeculationRequest) { r.Policy = 42 }, "policy", scoring.ErrInvalidConfig},
+		// A path id that is neither pending nor listed as landed used to be taken as
+		// landed and dropped, so a typo moved the build onto another path.
+		{"unknown path id", func(r *pb.SpeculationRequest) { r.Builds[0].PathChangeIds = []string{"landed-long-ago", "A"} },
+			`builds[0].path_change_ids[1]: unknown change "A"`, scoring.ErrInvalidQueue},
+		{"landed id not listed", func(r *pb.SpeculationRequest) { r.LandedChangeIds = nil },
+			`builds[0].path_change_ids[0]: unknown change "landed-long-ago"`, scoring.ErrInvalidQueue},
+		{"duplicate pending path id", func(r *pb.SpeculationRequest) { r.Builds[0].PathChangeIds = []string{"a", "a"} },
+			`builds[0].path_change_ids[1]: duplicate change "a"`, scoring.ErrInvalidQueue},
+		{"duplicate landed path id", func(r *pb.SpeculationRequest) {
+			r.Builds[1].PathChangeIds = []string{"landed-long-ago", "a", "landed-long-ago"}
+		}, `builds[1].path_change_ids[2]: duplicate change "landed-long-ago"`, scoring.ErrInvalidQueue},
+		{"empty landed id", func(r *pb.SpeculationRequest) { r.LandedChangeIds = append(r.LandedChangeIds, "") },
+			"landed_change_ids[1]: empty", scoring.ErrInvalidQueue},
+		{"duplicate landed id", func(r *pb.SpeculationRequest) { r.LandedChangeIds = append(r.LandedChangeIds, "landed-long-ago") },
+			"landed_change_ids[1]: duplicate", scoring.ErrInvalidQueue},
+		{"landed id pending", func(r *pb.SpeculationRequest) { r.LandedChangeIds = append(r.LandedChangeIds, "b") },
+			"landed_change_ids[1]: \"b\" is a pending change", scoring.ErrInvalidQueue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := testRequest()

@@ -459,8 +459,10 @@ type StartedBuild struct {
 	BuildId string                 `protobuf:"bytes,1,opt,name=build_id,json=buildId,proto3" json:"build_id,omitempty"`
 	// The change the build decides.
 	ChangeId string `protobuf:"bytes,2,opt,name=change_id,json=changeId,proto3" json:"change_id,omitempty"`
-	// The changes ahead assumed landed (the build's path). Changes ahead that are not
-	// listed are assumed rejected; ids that are not pending are taken as already landed.
+	// The changes ahead assumed landed (the build's path), each at most once. An id is
+	// either a pending change ahead of change_id or one of the request's
+	// landed_change_ids (already part of HEAD, so it does not shape the path); any other
+	// id is an error. Pending changes ahead that are not listed are assumed rejected.
 	PathChangeIds []string    `protobuf:"bytes,3,rep,name=path_change_ids,json=pathChangeIds,proto3" json:"path_change_ids,omitempty"`
 	Status        BuildStatus `protobuf:"varint,4,opt,name=status,proto3,enum=sqpredict.v1.BuildStatus" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -542,8 +544,12 @@ type SpeculationRequest struct {
 	// Bypass probability product below which SQ2024 falls back to SQ2019; 0 means the
 	// speculation threshold.
 	FallbackFloor float64 `protobuf:"fixed64,8,opt,name=fallback_floor,json=fallbackFloor,proto3" json:"fallback_floor,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Changes merged into HEAD since the builds started, which build paths may still
+	// name. None of them is pending. Listing them makes a typo on a path an error instead
+	// of a change silently taken as landed.
+	LandedChangeIds []string `protobuf:"bytes,9,rep,name=landed_change_ids,json=landedChangeIds,proto3" json:"landed_change_ids,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SpeculationRequest) Reset() {
@@ -630,6 +636,13 @@ func (x *SpeculationRequest) GetFallbackFloor() float64 {
 		return x.FallbackFloor
 	}
 	return 0
+}
+
+func (x *SpeculationRequest) GetLandedChangeIds() []string {
+	if x != nil {
+		return x.LandedChangeIds
+	}
+	return nil
 }
 
 // SpeculationNode is one build of the speculation tree.
@@ -1157,7 +1170,7 @@ const file_sqpredict_v1_speculation_proto_rawDesc = "" +
 	"\bbuild_id\x18\x01 \x01(\tR\abuildId\x12\x1b\n" +
 	"\tchange_id\x18\x02 \x01(\tR\bchangeId\x12&\n" +
 	"\x0fpath_change_ids\x18\x03 \x03(\tR\rpathChangeIds\x121\n" +
-	"\x06status\x18\x04 \x01(\x0e2\x19.sqpredict.v1.BuildStatusR\x06status\"\x91\x03\n" +
+	"\x06status\x18\x04 \x01(\x0e2\x19.sqpredict.v1.BuildStatusR\x06status\"\xbd\x03\n" +
 	"\x12SpeculationRequest\x125\n" +
 	"\achanges\x18\x01 \x03(\v2\x1b.sqpredict.v1.PendingChangeR\achanges\x128\n" +
 	"\tconflicts\x18\x02 \x03(\v2\x1a.sqpredict.v1.ConflictEdgeR\tconflicts\x122\n" +
@@ -1166,7 +1179,8 @@ const file_sqpredict_v1_speculation_proto_rawDesc = "" +
 	"\x15speculation_threshold\x18\x05 \x01(\x01R\x14speculationThreshold\x12\x1a\n" +
 	"\bcapacity\x18\x06 \x01(\x05R\bcapacity\x12%\n" +
 	"\x0eblrd_threshold\x18\a \x01(\x01R\rblrdThreshold\x12%\n" +
-	"\x0efallback_floor\x18\b \x01(\x01R\rfallbackFloor\"\xb2\x02\n" +
+	"\x0efallback_floor\x18\b \x01(\x01R\rfallbackFloor\x12*\n" +
+	"\x11landed_change_ids\x18\t \x03(\tR\x0flandedChangeIds\"\xb2\x02\n" +
 	"\x0fSpeculationNode\x12\x1b\n" +
 	"\tchange_id\x18\x01 \x01(\tR\bchangeId\x129\n" +
 	"\x19assumed_landed_change_ids\x18\x02 \x03(\tR\x16assumedLandedChangeIds\x12=\n" +
