@@ -24,7 +24,8 @@ const bufSize = 64 << 10
 // An error of fn is returned as it is (joined with any error of the cleanup), so the
 // caller can match it with errors.Is; other errors are prefixed "atomicfile:" and wrap
 // the error of the file system. If only the final sync of the folder fails, the new
-// content is in place but may not survive a crash.
+// content is in place but may not survive a crash. If fn panics, the temporary file is
+// removed before the panic goes on.
 func Write(path string, perm fs.FileMode, fn func(w io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -35,18 +36,25 @@ func Write(path string, perm fs.FileMode, fn func(w io.Writer) error) (err error
 		return fmt.Errorf("atomicfile: %w", err)
 	}
 	tmp := f.Name()
-	renamed := false
+	closed, renamed := false, false
 	defer func() {
-		if err != nil && !renamed {
-			if rerr := os.Remove(tmp); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-				err = errors.Join(err, fmt.Errorf("atomicfile: %w", rerr))
+		if renamed {
+			return
+		}
+		// An error, or a panic of fn: the temporary file is useless.
+		if !closed {
+			if cerr := f.Close(); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("atomicfile: %w", cerr))
 			}
+		}
+		if rerr := os.Remove(tmp); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, fmt.Errorf("atomicfile: %w", rerr))
 		}
 	}()
 
 	bw := bufio.NewWriterSize(f, bufSize)
 	if err := fn(bw); err != nil {
-		return errors.Join(err, closeErr(f))
+		return err
 	}
 	for _, step := range []func() error{
 		bw.Flush,
@@ -55,9 +63,10 @@ func Write(path string, perm fs.FileMode, fn func(w io.Writer) error) (err error
 		f.Sync,
 	} {
 		if err := step(); err != nil {
-			return errors.Join(fmt.Errorf("atomicfile: writing %s: %w", path, err), closeErr(f))
+			return fmt.Errorf("atomicfile: writing %s: %w", path, err)
 		}
 	}
+	closed = true
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("atomicfile: %w", err)
 	}
@@ -89,14 +98,6 @@ func SyncDir(dir string) error {
 	}
 	if err := errors.Join(d.Sync(), d.Close()); err != nil {
 		return fmt.Errorf("atomicfile: syncing folder %s: %w", dir, err)
-	}
-	return nil
-}
-
-// closeErr closes f after a failed write and returns the close error, prefixed.
-func closeErr(f *os.File) error {
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("atomicfile: %w", err)
 	}
 	return nil
 }

@@ -190,6 +190,31 @@ func TestWriteFailure(t *testing.T) {
 	}
 }
 
+func TestWritePanic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != "encoder bug" {
+				t.Errorf("recovered %v, want the panic of fn", r)
+			}
+		}()
+		_ = Write(path, 0o644, func(w io.Writer) error {
+			if _, err := w.Write([]byte("partial")); err != nil {
+				return err
+			}
+			panic("encoder bug")
+		})
+	}()
+	checkFile(t, path, []byte("old"), 0o644)
+	if names := entries(t, dir); len(names) != 1 {
+		t.Errorf("%s holds %v after a panic, want only report.html", dir, names)
+	}
+}
+
 func TestWriteRelative(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
