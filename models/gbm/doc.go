@@ -26,8 +26,9 @@
 //
 // NewDataset quantises a feature matrix into at most 255 quantile bins per feature
 // (NaN, the missing value, has a bin of its own); GrowTree fits one tree to gradients
-// and hessians on it; NewModel assembles trees into a Model. Fit is built from these
-// three, and so is models/ngboost.
+// and hessians on it (GrowTreeLeaves also reports the leaf of every row it grew on);
+// NewModel assembles trees into a Model. Fit is built from these three, and so is
+// models/ngboost.
 //
 // # Conventions
 //
@@ -36,6 +37,19 @@
 // panics, as does a matrix without NFeatures columns. Multiclass outputs are row-major,
 // NClasses values per row. A numerical split sends x left when x <= threshold, as
 // LightGBM does. Missing values follow each split's learned default direction.
+//
+// # Prediction
+//
+// NewModel and ReadLightGBM compile the trees once. Numerical trees (missing type None
+// or NaN) go into one 16-byte node array for the whole model, children adjacent and
+// leaves absorbing, walked with no branch on the split direction (the sign bit of
+// threshold - x); trees of depth at most 3 on at most 256 features are further padded
+// to perfect trees in fixed-size arrays, walked with no bounds checks. Batches go
+// through blocks of 64 rows with the trees in the outer loop; PredictRawRow and
+// AddRawRow take one row without a matrix and do not allocate. Rows with NaN or
+// infinite values take a checked walk, and models with categorical splits or missing
+// type Zero the general one. Every path adds each row's tree values in model order, so
+// all give the same bits.
 //
 // # Artifact format
 //

