@@ -32,6 +32,10 @@ type Result struct {
 	Elapsed time.Duration
 	// Latency quantiles, measured from each request's scheduled time.
 	P50, P90, P99, Max time.Duration
+	// SendP50 and SendP99 are quantiles of the latency measured from the moment the call
+	// was made: the difference to P50 and P99 is the generator's own lag (timer wake-up,
+	// waiting for a free slot).
+	SendP50, SendP99 time.Duration
 }
 
 // Achieved is the rate of completed requests per second.
@@ -39,8 +43,8 @@ func (r Result) Achieved() float64 { return float64(r.Requests) / r.Elapsed.Seco
 
 // String formats r on one line.
 func (r Result) String() string {
-	return fmt.Sprintf("requests %d (%.0f/s) errors %d p50 %v p90 %v p99 %v max %v",
-		r.Requests, r.Achieved(), r.Errors, r.P50, r.P90, r.P99, r.Max)
+	return fmt.Sprintf("requests %d (%.0f/s) errors %d p50 %v p90 %v p99 %v max %v (from the call: p50 %v p99 %v)",
+		r.Requests, r.Achieved(), r.Errors, r.P50, r.P90, r.P99, r.Max, r.SendP50, r.SendP99)
 }
 
 // Run drives cfg.Call until cfg.Duration has passed and every request has returned, or
@@ -54,6 +58,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	n := int(cfg.Rate * cfg.Duration.Seconds())
 	lat := make([]time.Duration, n)
+	sendLat := make([]time.Duration, n)
 	errs := make([]error, n)
 	sem := make(chan struct{}, cfg.Concurrency)
 	var wg sync.WaitGroup
@@ -73,8 +78,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			sent := time.Now()
 			errs[i] = cfg.Call(ctx, i)
-			lat[i] = time.Since(at)
+			lat[i], sendLat[i] = time.Since(at), time.Since(sent)
 		}()
 	}
 	wg.Wait()
@@ -88,12 +94,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	slices.Sort(lat)
-	q := func(p float64) time.Duration {
+	slices.Sort(sendLat)
+	q := func(l []time.Duration, p float64) time.Duration {
 		if n == 0 {
 			return 0
 		}
-		return lat[min(n-1, int(p*float64(n)))]
+		return l[min(n-1, int(p*float64(n)))]
 	}
-	res.P50, res.P90, res.P99, res.Max = q(0.5), q(0.9), q(0.99), q(1)
+	res.P50, res.P90, res.P99, res.Max = q(lat, 0.5), q(lat, 0.9), q(lat, 0.99), q(lat, 1)
+	res.SendP50, res.SendP99 = q(sendLat, 0.5), q(sendLat, 0.99)
 	return res, nil
 }
