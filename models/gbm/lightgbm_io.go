@@ -8,10 +8,11 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sqpredict/sqpredict/internal/atomicfile"
 )
 
 // supportedVersions are the version= headers ReadLightGBM accepts: v2 (LightGBM 2.x),
@@ -495,36 +496,11 @@ func WriteLightGBM(w io.Writer, m *Model) error {
 }
 
 // SaveLightGBMFile writes m with WriteLightGBM to path atomically: to a temporary file
-// in the same directory, synced, then renamed over path.
-func SaveLightGBMFile(path string, m *Model) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+// in the same directory, synced, then renamed over path, readable by all (0644).
+func SaveLightGBMFile(path string, m *Model) error {
+	err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return WriteLightGBM(w, m) })
 	if err != nil {
-		return fmt.Errorf("gbm: saving model: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriter(f)
-	if err := WriteLightGBM(bw, m); err != nil {
-		return errors.Join(err, f.Close())
-	}
-	if err := bw.Flush(); err != nil {
-		return errors.Join(fmt.Errorf("gbm: saving model %s: %w", path, err), f.Close())
-	}
-	if err := f.Sync(); err != nil {
-		return errors.Join(fmt.Errorf("gbm: saving model %s: %w", path, err), f.Close())
-	}
-	if err := f.Close(); err != nil {
 		return fmt.Errorf("gbm: saving model %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("gbm: saving model: %w", err)
 	}
 	return nil
 }

@@ -46,7 +46,7 @@
 //	config          the hyper-parameters, under the reference's names
 //	training        best_iteration (0-based, -1 without validation), refit, and per
 //	                iteration run train_score (before the step) and val_score (after
-//	                it; absent without validation)
+//	                it; absent without validation; null where it was not finite)
 //	params          two objects {"name": "loc" | "log_scale", "lightgbm": text}: one
 //	                LightGBM text model (objective regression) per parameter, whose
 //	                trees are already multiplied by -learning_rate·scaling, so that

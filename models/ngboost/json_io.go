@@ -3,14 +3,14 @@ package ngboost
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/sqpredict/sqpredict/internal/atomicfile"
 	"github.com/sqpredict/sqpredict/models/gbm"
 )
 
@@ -58,7 +58,39 @@ type artifactTraining struct {
 	BestIteration int       `json:"best_iteration"`
 	Refit         bool      `json:"refit"`
 	TrainScore    []float64 `json:"train_score"`
-	ValScore      []float64 `json:"val_score,omitempty"`
+	ValScore      scores    `json:"val_score,omitempty"`
+}
+
+// scores is a list of per-iteration validation scores. A validation score can be
+// +Inf (a validation row whose likelihood underflowed) although training went on, and
+// JSON has no such number: it is written as null and read back as NaN.
+type scores []float64
+
+// MarshalJSON writes s with every non-finite value as null.
+func (s scores) MarshalJSON() ([]byte, error) {
+	out := make([]*float64, len(s))
+	for i := range s {
+		if !math.IsNaN(s[i]) && !math.IsInf(s[i], 0) {
+			out[i] = &s[i]
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads a list written by MarshalJSON, null as NaN.
+func (s *scores) UnmarshalJSON(b []byte) error {
+	var in []*float64
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*s = make(scores, len(in))
+	for i, v := range in {
+		(*s)[i] = math.NaN()
+		if v != nil {
+			(*s)[i] = *v
+		}
+	}
+	return nil
 }
 
 type artifactParams struct {
@@ -105,35 +137,13 @@ func (m *Model) WriteJSON(w io.Writer) error {
 }
 
 // SaveFile writes m to path atomically: to a temporary file in the same directory,
-// synced and closed, then renamed over path.
-func (m *Model) SaveFile(path string) (err error) {
+// synced and closed, then renamed over path, readable by all (0644).
+func (m *Model) SaveFile(path string) error {
 	var buf bytes.Buffer
 	if err := m.WriteJSON(&buf); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("ngboost: saving model: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}()
-	// CreateTemp makes the file private; a model is read by other users and services.
-	if err := f.Chmod(0o644); err != nil {
-		return errors.Join(fmt.Errorf("ngboost: saving model %s: %w", path, err), f.Close())
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		return errors.Join(fmt.Errorf("ngboost: saving model %s: %w", path, err), f.Close())
-	}
-	if err := f.Sync(); err != nil {
-		return errors.Join(fmt.Errorf("ngboost: saving model %s: %w", path, err), f.Close())
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("ngboost: saving model %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := atomicfile.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("ngboost: saving model: %w", err)
 	}
 	return nil

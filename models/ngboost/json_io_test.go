@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -46,6 +47,39 @@ func TestArtifactRoundTrip(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got.Info(), m.Info()) || got.Family() != f || !reflect.DeepEqual(got.FeatureNames(), m.FeatureNames()) || got.InitParams() != m.InitParams() {
 			t.Errorf("%v: model after a round trip:\n%+v\nwant\n%+v", f, got.Info(), m.Info())
+		}
+	}
+}
+
+// A validation score that is not finite (a validation row whose likelihood underflowed)
+// must not make a finished fit unsavable: it is written as null and read back as NaN.
+func TestArtifactNonFiniteValScore(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(2, 2))
+	x, y, _, _ := synth(rng, 300, Normal)
+	xv, yv, _, _ := synth(rng, 100, Normal)
+	m, err := FitValidate(context.Background(), x, y, nil, xv, yv, nil, Config{NEstimators: 5, LearningRate: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.info.ValScore[1] = math.Inf(1)
+	m.info.ValScore[3] = math.NaN()
+	path := filepath.Join(t.TempDir(), "model.json")
+	if err := m.SaveFile(path); err != nil {
+		t.Fatalf("SaveFile with a non-finite validation score = %v, want nil", err)
+	}
+	got, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got.Info().ValScore {
+		want := m.info.ValScore[i]
+		if i == 1 || i == 3 {
+			if !math.IsNaN(v) {
+				t.Errorf("ValScore[%d] after a round trip = %v, want NaN", i, v)
+			}
+		} else if v != want {
+			t.Errorf("ValScore[%d] after a round trip = %v, want %v", i, v, want)
 		}
 	}
 }
