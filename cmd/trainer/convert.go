@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"time"
 
@@ -17,21 +18,18 @@ const convertUsage = "--in DIR --out DIR2 --format parquet|arrow|csv [--lenient]
 func runConvert(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "convert", convertUsage)
 	in := fs.String("in", "", "history folder to read (its format is detected)")
-	out := fs.String("out", "", "history folder to write")
-	format := fs.String("format", "parquet", "output format: parquet, arrow or csv")
+	dst := addHistoryOutFlags(fs)
 	lenient := fs.Bool("lenient", false, "skip rows with problems (counted in the summary) instead of failing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	switch {
-	case *in == "":
+	if *in == "" {
 		return fmt.Errorf("%w: --in is required", errUsage)
-	case *out == "":
-		return fmt.Errorf("%w: --out is required", errUsage)
 	}
-	f, err := datasets.ParseFormat(*format)
+	out := dst.dir
+	f, err := dst.parse()
 	if err != nil {
-		return fmt.Errorf("%w: --format: %w", errUsage, err)
+		return err
 	}
 	t0 := time.Now()
 	h, rep, err := readHistoryWithProgress(ctx, e, "convert", *in, *lenient)
@@ -53,6 +51,33 @@ func runConvert(ctx context.Context, e *env, args []string) error {
 		"changes", len(h.Changes), "builds", len(h.Builds), "pairs", len(h.Pairs),
 		"problems", rep.NProblems, "took", time.Since(t0).Round(time.Millisecond))
 	return nil
+}
+
+// historyOutFlags are the --out and --format flags of a command that writes a history
+// folder.
+type historyOutFlags struct {
+	dir    *string
+	format *string
+}
+
+// addHistoryOutFlags adds --out and --format (default parquet) to fs.
+func addHistoryOutFlags(fs *flag.FlagSet) historyOutFlags {
+	return historyOutFlags{
+		dir:    fs.String("out", "", "history folder to write"),
+		format: fs.String("format", "parquet", "output format: parquet, arrow or csv"),
+	}
+}
+
+// parse checks that --out was given and parses --format; its errors are usage errors.
+func (o historyOutFlags) parse() (datasets.Format, error) {
+	if *o.dir == "" {
+		return 0, fmt.Errorf("%w: --out is required", errUsage)
+	}
+	f, err := datasets.ParseFormat(*o.format)
+	if err != nil {
+		return 0, fmt.Errorf("%w: --format: %w", errUsage, err)
+	}
+	return f, nil
 }
 
 // readHistoryWithProgress reads a history, drawing the rows read on a terminal.

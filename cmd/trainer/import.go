@@ -18,21 +18,18 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "import", importUsage)
 	source := fs.String("source", "", "source data set: travistorrent or buildfast")
 	in := fs.String("in", "", "source file (travistorrent builds.csv) or, for buildfast, a file or the folder of CSVs")
-	out := fs.String("out", "", "history folder to write")
-	format := fs.String("format", "parquet", "output format: parquet, arrow or csv")
+	dst := addHistoryOutFlags(fs)
 	derive := fs.Bool("derive-times", false, "buildfast: derive submitted/started/finished times from time_interval (see datasets/IMPORT.md); off, they stay missing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	switch {
-	case *in == "":
+	if *in == "" {
 		return fmt.Errorf("%w: --in is required", errUsage)
-	case *out == "":
-		return fmt.Errorf("%w: --out is required", errUsage)
 	}
-	f, err := datasets.ParseFormat(*format)
+	out := dst.dir
+	f, err := dst.parse()
 	if err != nil {
-		return fmt.Errorf("%w: --format: %w", errUsage, err)
+		return err
 	}
 	var imp func(context.Context, string, datasets.ImportOptions) (*datasets.History, *datasets.ImportReport, error)
 	switch *source {
