@@ -375,6 +375,7 @@ func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 		Capacity:             req.GetCapacity(),
 		BlrdThreshold:        req.GetBlrdThreshold(),
 		FallbackFloor:        req.GetFallbackFloor(),
+		LandedChangeIds:      req.GetLandedChangeIds(),
 	}
 	resp := &pb.ScoreSpeculationResponse{
 		Changes:   make([]*pb.ScoredChange, len(qc)),

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -317,6 +318,21 @@ func TestInvalidRequests(t *testing.T) {
 		Builds: []*pb.StartedBuild{{BuildId: "B1", ChangeId: "C1", PathChangeIds: []string{"C2"}, Status: pb.BuildStatus_BUILD_STATUS_RUNNING}}})
 	if status.Code(err) != codes.InvalidArgument {
 		t.Errorf("ScoreSpeculation(path behind) = %v, want InvalidArgument", err)
+	}
+	// A build path naming a change that already landed is accepted when the request lists
+	// it in landed_change_ids, and refused, naming the path entry, when it does not.
+	landed := func(ids ...string) error {
+		_, err := e.client.ScoreSpeculation(ctx, &pb.ScoreSpeculationRequest{Capacity: 1, LandedChangeIds: ids,
+			Changes: []*pb.QueueChange{{Change: good(), PSucc: proto.Float64(0.5), BuildTimeMeanSeconds: proto.Float64(1), BuildTimeStddevSeconds: proto.Float64(1)}},
+			Builds:  []*pb.StartedBuild{{BuildId: "B1", ChangeId: "C1", PathChangeIds: []string{"C0"}, Status: pb.BuildStatus_BUILD_STATUS_RUNNING}}})
+		return err
+	}
+	if err := landed("C0"); err != nil {
+		t.Errorf("ScoreSpeculation(path through a landed change) = %v, want nil", err)
+	}
+	err = landed()
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), `"C0"`) {
+		t.Errorf("ScoreSpeculation(path through an unknown change) = %v, want InvalidArgument naming \"C0\"", err)
 	}
 }
 

@@ -1441,8 +1441,12 @@ type ScoreSpeculationRequest struct {
 	Capacity             int32             `protobuf:"varint,7,opt,name=capacity,proto3" json:"capacity,omitempty"`
 	BlrdThreshold        float64           `protobuf:"fixed64,8,opt,name=blrd_threshold,json=blrdThreshold,proto3" json:"blrd_threshold,omitempty"`
 	FallbackFloor        float64           `protobuf:"fixed64,9,opt,name=fallback_floor,json=fallbackFloor,proto3" json:"fallback_floor,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// Changes merged into HEAD since the base the builds' paths were taken from, as in
+	// SpeculationRequest.landed_change_ids: a path id must be a pending change or one of
+	// these, or the request is refused naming the path entry.
+	LandedChangeIds []string `protobuf:"bytes,10,rep,name=landed_change_ids,json=landedChangeIds,proto3" json:"landed_change_ids,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ScoreSpeculationRequest) Reset() {
@@ -1536,6 +1540,13 @@ func (x *ScoreSpeculationRequest) GetFallbackFloor() float64 {
 		return x.FallbackFloor
 	}
 	return 0
+}
+
+func (x *ScoreSpeculationRequest) GetLandedChangeIds() []string {
+	if x != nil {
+		return x.LandedChangeIds
+	}
+	return nil
 }
 
 // ScoredChange is the P-succ and build time a plan used for one change.
@@ -2100,7 +2111,7 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\x0fahead_change_id\x18\x01 \x01(\tR\raheadChangeId\x12(\n" +
 	"\x10behind_change_id\x18\x02 \x01(\tR\x0ebehindChangeId\x12\x1a\n" +
 	"\x06p_conf\x18\x03 \x01(\x01H\x00R\x05pConf\x88\x01\x01B\t\n" +
-	"\a_p_conf\"\xa9\x03\n" +
+	"\a_p_conf\"\xd5\x03\n" +
 	"\x17ScoreSpeculationRequest\x12\x12\n" +
 	"\x04repo\x18\x01 \x01(\tR\x04repo\x123\n" +
 	"\achanges\x18\x02 \x03(\v2\x19.sqpredict.v1.QueueChangeR\achanges\x129\n" +
@@ -2110,7 +2121,9 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\x15speculation_threshold\x18\x06 \x01(\x01R\x14speculationThreshold\x12\x1a\n" +
 	"\bcapacity\x18\a \x01(\x05R\bcapacity\x12%\n" +
 	"\x0eblrd_threshold\x18\b \x01(\x01R\rblrdThreshold\x12%\n" +
-	"\x0efallback_floor\x18\t \x01(\x01R\rfallbackFloor\"\xe2\x01\n" +
+	"\x0efallback_floor\x18\t \x01(\x01R\rfallbackFloor\x12*\n" +
+	"\x11landed_change_ids\x18\n" +
+	" \x03(\tR\x0flandedChangeIds\"\xe2\x01\n" +
 	"\fScoredChange\x12\x1b\n" +
 	"\tchange_id\x18\x01 \x01(\tR\bchangeId\x12\x15\n" +
 	"\x06p_succ\x18\x02 \x01(\x01R\x05pSucc\x125\n" +
