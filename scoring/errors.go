@@ -15,4 +15,10 @@ var (
 	// ErrInvalidBatch reports batching input that cannot be used: an empty batch, a
 	// success probability outside [0, 1] or a batch size below 1.
 	ErrInvalidBatch = errors.New("scoring: invalid batch")
+	// ErrNoModel reports that no model is available to answer: the scorer lacks a model,
+	// or a server has not loaded a bundle yet.
+	ErrNoModel = errors.New("scoring: no model")
+	// ErrModelShape reports a model whose number of feature columns differs from the
+	// feature schema of the rows it is asked to score.
+	ErrModelShape = errors.New("scoring: model does not fit the feature schema")
 )

@@ -1,7 +1,6 @@
 package scoring
 
 import (
-	"errors"
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
@@ -11,15 +10,6 @@ import (
 )
 
 // Errors of the scorer.
-var (
-	// ErrNoModel reports that no model is available to answer: the scorer lacks a model,
-	// or a server has not loaded a bundle yet.
-	ErrNoModel = errors.New("scoring: no model")
-	// ErrModelShape reports a model whose number of feature columns differs from the
-	// feature schema of the rows it is asked to score.
-	ErrModelShape = errors.New("scoring: model does not fit the feature schema")
-)
-
 // Predictor is a model of a probability: logistic.Model and gbm.Model (binary) satisfy
 // it. Predict writes the probability of the positive class of every row of x into dst
 // (allocating it when nil) and returns it; NFeatures is the number of columns of x.
