@@ -20,7 +20,7 @@ func TestRegressionMetrics(t *testing.T) {
 		N:        4,
 		RMSE:     math.Sqrt((0.25 + 0 + 1 + 4) / 4),
 		MAE:      (0.5 + 0 + 1 + 2) / 4,
-		MAPE:     100 * (0.5/1 + 0/2 + 2.0/4) / 3,
+		MAPE:     100 * (0.5/1 + 0.0/2 + 2.0/4) / 3,
 		MAPERows: 3,
 	}
 	if got.N != want.N || got.MAPERows != want.MAPERows ||

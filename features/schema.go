@@ -186,7 +186,6 @@ var (
 	nRevision    = len(revisionNames)
 	nDeveloper   = len(developerNames)
 	nSpeculation = len(speculationNames)
-	nSide        = nChange + nRevision + nDeveloper // one change of a pair
 	nPair        = len(pairNames)
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"testing"
 
 	"github.com/sqpredict/sqpredict/datasets"
@@ -145,18 +144,6 @@ func TestSyntheticSuccessAtSubmission(t *testing.T) {
 	}
 }
 
-// sameSet reports whether a and b hold the same strings, ignoring order.
-func sameSet(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			return false
-		}
-	}
-	return true
-}
 
 // conflictAgreementMin is the share of labelled pairs whose derived conflict label must
 // equal the generator's draw.

@@ -205,8 +205,6 @@ func newRowData(name string, x mat.Matrix, y, w []float64, cfg Config) (*rowData
 	return d, nil
 }
 
-func (d *rowData) row(i int) []float64 { return d.x[i*d.p : (i+1)*d.p] }
-
 // setParams sets every row's parameters to p.
 func (d *rowData) setParams(p [2]float64) {
 	for k := range 2 {
