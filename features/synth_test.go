@@ -144,7 +144,6 @@ func TestSyntheticSuccessAtSubmission(t *testing.T) {
 	}
 }
 
-
 // conflictAgreementMin is the share of labelled pairs whose derived conflict label must
 // equal the generator's draw.
 const conflictAgreementMin = 0.99
