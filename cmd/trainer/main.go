@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"syscall"
 )
@@ -69,6 +70,24 @@ func main() {
 
 // runMain dispatches args[0] to its subcommand.
 func runMain(ctx context.Context, e *env, args []string) error {
+	if len(args) >= 2 && args[0] == "help" {
+		c, ok := commands[args[1]]
+		if !ok {
+			return fmt.Errorf("%w: unknown subcommand %q (run \"trainer help\")", errUsage, args[1])
+		}
+		// A subcommand prints its usage and flags for -h; send them to stdout, where
+		// help was asked for.
+		he := *e
+		he.stderr = e.stdout
+		if err := c.run(ctx, &he, []string{"-h"}); err != nil && !errors.Is(err, flag.ErrHelp) {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		return nil
+	}
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
+		fmt.Fprintln(e.stdout, "trainer", versionString())
+		return nil
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		printHelp(e.stdout)
 		if len(args) == 0 {
@@ -87,7 +106,7 @@ func runMain(ctx context.Context, e *env, args []string) error {
 }
 
 func printHelp(w io.Writer) {
-	fmt.Fprintln(w, "usage: trainer <subcommand> [flags]\n\nsubcommands:")
+	fmt.Fprintln(w, "usage: trainer <subcommand> [flags]    (trainer help SUBCOMMAND for its flags; trainer --version)\n\nsubcommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -122,6 +141,40 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	return nil
+}
+
+// versionString returns the module version and VCS revision the binary was built from,
+// as far as the build recorded them.
+func versionString() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(no build information)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, when, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	out := v + " " + bi.GoVersion
+	if rev != "" {
+		out += " revision " + rev + dirty
+		if when != "" {
+			out += " (" + when + ")"
+		}
+	}
+	return out
 }
 
 func isTerminal(f *os.File) bool {

@@ -38,3 +38,26 @@ func TestHelpListsCommands(t *testing.T) {
 		}
 	}
 }
+
+func TestHelpSubcommand(t *testing.T) {
+	for name := range commands {
+		out, _, err := runCmd(t, "help", name)
+		if err != nil {
+			t.Errorf("help %s: %v", name, err)
+			continue
+		}
+		if !strings.Contains(out, "usage: trainer "+name) {
+			t.Errorf("help %s does not print its usage on stdout:\n%s", name, out)
+		}
+	}
+	if _, _, err := runCmd(t, "help", "no-such-command"); !errors.Is(err, errUsage) {
+		t.Errorf("help no-such-command: err %v, want a usage error", err)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, err := runCmd(t, "--version")
+	if err != nil || !strings.HasPrefix(out, "trainer ") || !strings.Contains(out, "go1.") {
+		t.Fatalf("--version: %q, %v", out, err)
+	}
+}
