@@ -1,0 +1,390 @@
+package queue
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"slices"
+)
+
+// Config holds the parameters of a run.
+type Config struct {
+	// Workers is the number of builds that can run at once; it must be at least 1.
+	Workers int
+	// LargeRatio is the factor by which a conflicting change ahead must be expected to
+	// build longer than a change for the change to count as small behind large (see
+	// Record.BehindLarge). Zero means DefaultLargeRatio.
+	LargeRatio float64
+	// MaxPlansPerInstant bounds the Plan calls at one instant, a guard against a
+	// strategy that decides forever. Zero means 1000.
+	MaxPlansPerInstant int
+	// Progress, when not nil, is called from time to time with the share of changes
+	// decided so far.
+	Progress func(done float64)
+}
+
+// DefaultLargeRatio is the default Config.LargeRatio.
+const DefaultLargeRatio = 1.2
+
+type changeState int8
+
+const (
+	stateFuture changeState = iota
+	statePending
+	stateLanded
+	stateRejected
+)
+
+// finish is a build's finish event.
+type finish struct {
+	t   float64
+	seq uint64
+	id  int
+}
+
+type finishHeap []finish
+
+func (h finishHeap) Len() int { return len(h) }
+func (h finishHeap) Less(i, j int) bool {
+	if h[i].t != h[j].t {
+		return h[i].t < h[j].t
+	}
+	return h[i].seq < h[j].seq
+}
+func (h finishHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *finishHeap) Push(x any)   { *h = append(*h, x.(finish)) }
+func (h *finishHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+type engine struct {
+	tr       *Traffic
+	truth    Truth
+	cfg      Config
+	behind   [][]int32
+	state    []changeState
+	pending  []int
+	dirty    bool // pending holds decided changes
+	live     [][]int
+	builds   []Build
+	recs     []Record
+	events   finishHeap
+	seq      uint64
+	now      float64
+	free     int
+	next     int // next arrival
+	decided  int
+	attempts map[uint64]int
+	scratch  []int
+}
+
+// Run replays tr under strategy s with the truth, until every change is decided. It
+// returns an error wrapping ErrInvalidTraffic for bad input, an *InvariantError when a
+// decision breaks the green mainline invariant, the strategy's error, or the context's.
+func Run(ctx context.Context, tr *Traffic, truth Truth, s Strategy, cfg Config) (*Result, error) {
+	if cfg.Workers < 1 {
+		return nil, fmt.Errorf("%w: workers %d, want at least 1", ErrInvalidTraffic, cfg.Workers)
+	}
+	if cfg.LargeRatio == 0 {
+		cfg.LargeRatio = DefaultLargeRatio
+	}
+	if cfg.MaxPlansPerInstant == 0 {
+		cfg.MaxPlansPerInstant = 1000
+	}
+	if err := tr.validate(); err != nil {
+		return nil, err
+	}
+	n := len(tr.Changes)
+	e := &engine{
+		tr: tr, truth: truth, cfg: cfg, behind: tr.behind(),
+		state: make([]changeState, n), live: make([][]int, n), recs: make([]Record, n),
+		free: cfg.Workers, attempts: make(map[uint64]int),
+	}
+	for i := range e.recs {
+		e.recs[i].Deciding = -1
+	}
+	v := &View{e: e}
+	calls := 0
+	for steps := 0; e.decided < n; steps++ {
+		if steps%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("queue: %w", err)
+			}
+			if cfg.Progress != nil {
+				cfg.Progress(float64(e.decided) / float64(n))
+			}
+		}
+		if !e.advance() {
+			return nil, fmt.Errorf("queue: strategy %s stalled at %.0fs: %d changes pending, no build running", s.Name(), e.now, n-e.decided)
+		}
+		for c := 0; ; c++ {
+			if c == cfg.MaxPlansPerInstant {
+				return nil, fmt.Errorf("queue: strategy %s planned %d times at %.0fs without settling", s.Name(), c, e.now)
+			}
+			calls++
+			a, err := s.Plan(v)
+			if err != nil {
+				return nil, fmt.Errorf("queue: strategy %s at %.0fs: %w", s.Name(), e.now, err)
+			}
+			if err := e.apply(a); err != nil {
+				return nil, err
+			}
+			if len(a.Decisions) == 0 || e.decided == n {
+				break
+			}
+		}
+	}
+	if cfg.Progress != nil {
+		cfg.Progress(1)
+	}
+	return &Result{Strategy: s.Name(), Workers: cfg.Workers, Traffic: tr, Records: e.recs, Builds: e.builds, End: e.now, Calls: calls}, nil
+}
+
+// advance moves time to the next instant with events and processes all of them; it
+// reports false when there is none.
+func (e *engine) advance() bool {
+	arr := e.next < len(e.tr.Changes)
+	fin := len(e.events) > 0
+	switch {
+	case !arr && !fin:
+		return false
+	case arr && (!fin || e.tr.Changes[e.next].Arrival <= e.events[0].t):
+		e.now = e.tr.Changes[e.next].Arrival
+	default:
+		e.now = e.events[0].t
+	}
+	for len(e.events) > 0 && e.events[0].t <= e.now {
+		f := heap.Pop(&e.events).(finish)
+		e.finish(f.id)
+	}
+	for e.next < len(e.tr.Changes) && e.tr.Changes[e.next].Arrival <= e.now {
+		e.arrive(e.next)
+		e.next++
+	}
+	return true
+}
+
+func (e *engine) arrive(i int) {
+	e.state[i] = statePending
+	e.pending = append(e.pending, i)
+	c := &e.tr.Changes[i]
+	for _, k := range c.Ahead {
+		if e.state[k] == statePending && c.MeanBuild > 0 && e.tr.Changes[k].MeanBuild >= e.cfg.LargeRatio*c.MeanBuild {
+			e.recs[i].BehindLarge = true
+			break
+		}
+	}
+}
+
+func (e *engine) hasPendingAhead(i int) bool {
+	for _, k := range e.tr.Changes[i].Ahead {
+		if e.state[k] == statePending {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *engine) finish(id int) {
+	b := &e.builds[id]
+	if b.Status != Running {
+		return // aborted before
+	}
+	b.End = e.now
+	e.free++
+	switch {
+	case b.draw.Infra:
+		b.Status = InfraFailed
+		e.attempts[contentKey(b.Change, b.Content)]++
+		e.unlive(b.Change, id)
+		return
+	case b.draw.Succeeds:
+		b.Status = Succeeded
+	default:
+		b.Status = Failed
+	}
+	if e.hasPendingAhead(b.Change) {
+		e.recs[b.Change].Waited = true
+	}
+}
+
+func (e *engine) unlive(i, id int) {
+	l := e.live[i]
+	if k := slices.Index(l, id); k >= 0 {
+		e.live[i] = slices.Delete(l, k, k+1)
+	}
+}
+
+func (e *engine) abort(id int) {
+	b := &e.builds[id]
+	if b.Status != Running {
+		return
+	}
+	b.Status, b.End = Aborted, e.now
+	e.free++
+	e.recs[b.Change].Aborted++
+	e.unlive(b.Change, id)
+}
+
+func (e *engine) compactPending() {
+	if !e.dirty {
+		return
+	}
+	e.pending = slices.DeleteFunc(e.pending, func(i int) bool { return e.state[i] != statePending })
+	e.dirty = false
+}
+
+// apply carries out a strategy's actions.
+func (e *engine) apply(a Actions) error {
+	for _, d := range a.Decisions {
+		if err := e.decide(d); err != nil {
+			return err
+		}
+	}
+	for _, id := range a.Abort {
+		if id < 0 || id >= len(e.builds) {
+			return fmt.Errorf("queue: abort of unknown build %d", id)
+		}
+		e.abort(id)
+	}
+	for _, s := range a.Start {
+		if err := e.start(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// truePath appends to dst the changes of i's Ahead that truly land.
+func (e *engine) truePath(i int, dst []int) []int {
+	for _, k := range e.tr.Changes[i].Ahead {
+		if e.truth.Lands(k) {
+			dst = append(dst, k)
+		}
+	}
+	return dst
+}
+
+// decide checks d against the truth and applies it.
+func (e *engine) decide(d Decision) error {
+	i := d.Change
+	if i < 0 || i >= len(e.state) || e.state[i] != statePending {
+		return fmt.Errorf("queue: decision on change %d, which is not pending", i)
+	}
+	fail := func(reason string) error {
+		return &InvariantError{Change: i, ID: e.tr.Changes[i].ID, Land: d.Land, Reason: reason, At: e.now}
+	}
+	e.scratch = e.truePath(i, e.scratch[:0])
+	deciding := -1
+	for _, id := range e.live[i] {
+		b := &e.builds[id]
+		if b.Status != Running && slices.Equal(b.Content, e.scratch) {
+			deciding = id
+			break
+		}
+	}
+	if deciding < 0 {
+		return fail(fmt.Sprintf("no finished build on the true path %v", e.scratch))
+	}
+	if ok := e.builds[deciding].Status == Succeeded; ok != d.Land {
+		return fail(fmt.Sprintf("its build %d on the true path %v %s", deciding, e.scratch, e.builds[deciding].Status))
+	}
+	if d.Land != e.truth.Lands(i) {
+		return fail("the truth disagrees with its build on the true path")
+	}
+	r := &e.recs[i]
+	r.Decided, r.Landed, r.DecidedAt, r.Deciding = true, d.Land, e.now, deciding
+	if e.hasPendingAhead(i) {
+		r.Bypassed, r.Waited = true, true
+	}
+	e.state[i] = stateRejected
+	if d.Land {
+		e.state[i] = stateLanded
+	}
+	e.decided++
+	e.dirty = true
+	for _, id := range slices.Clone(e.live[i]) {
+		e.abort(id)
+	}
+	e.live[i] = e.live[i][:0]
+	for _, j32 := range e.behind[i] {
+		j := int(j32)
+		if e.state[j] != statePending {
+			continue
+		}
+		for _, id := range slices.Clone(e.live[j]) {
+			b := &e.builds[id]
+			if _, in := slices.BinarySearch(b.Content, i); in == d.Land {
+				continue
+			}
+			if b.Status == Running {
+				e.abort(id)
+			} else {
+				b.Stale = true
+				e.unlive(j, id)
+			}
+		}
+	}
+	return nil
+}
+
+// start starts a build.
+func (e *engine) start(s Start) error {
+	i := s.Change
+	if i < 0 || i >= len(e.state) || e.state[i] != statePending {
+		return fmt.Errorf("queue: build of change %d, which is not pending", i)
+	}
+	if e.free < 1 {
+		return fmt.Errorf("queue: build of change %d with no free worker", i)
+	}
+	ahead := e.tr.Changes[i].Ahead
+	path := slices.Clone(s.Path)
+	slices.Sort(path)
+	for t, k := range path {
+		if _, in := slices.BinarySearch(ahead, k); !in || e.state[k] != statePending || t > 0 && path[t-1] == k {
+			return fmt.Errorf("queue: build of change %d on path %v: %d is not a distinct pending change of its ahead list", i, s.Path, k)
+		}
+	}
+	var content []int
+	for _, k := range ahead {
+		if e.state[k] == stateLanded {
+			content = append(content, k)
+		} else if _, in := slices.BinarySearch(path, k); in {
+			content = append(content, k)
+		}
+	}
+	attempt := e.attempts[contentKey(i, content)]
+	d := e.truth.Build(i, content, len(path), attempt)
+	if !(d.Duration > 0) {
+		return fmt.Errorf("queue: truth gave build of change %d a duration of %v", i, d.Duration)
+	}
+	id := len(e.builds)
+	e.builds = append(e.builds, Build{Change: i, Content: content, Height: len(path), Start: e.now, Status: Running, draw: d})
+	e.live[i] = append(e.live[i], id)
+	e.recs[i].Builds++
+	e.free--
+	e.seq++
+	heap.Push(&e.events, finish{t: e.now + d.Duration, seq: e.seq, id: id})
+	return nil
+}
+
+// contentKey identifies the content of a build of change i, for counting attempts.
+func contentKey(i int, content []int) uint64 {
+	k := Mix(uint64(i) + 0x51ed27)
+	for _, c := range content {
+		k ^= Mix(uint64(c))
+	}
+	return k
+}
+
+// Mix is the splitmix64 finaliser: a fixed pseudo-random 64-bit key for x. Truths use it
+// to key their draws by change and content.
+func Mix(x uint64) uint64 {
+	z := x*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}

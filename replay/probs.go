@@ -1,0 +1,75 @@
+package replay
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Probs gives a strategy its probabilities: P-succ, P-conf and the build time of the
+// changes of a world, by traffic index.
+type Probs interface {
+	// Name is the source's name as given on the command line.
+	Name() string
+	// PSucc returns P-succ of change i.
+	PSucc(i int) float64
+	// PConf returns P-conf of edge t of change i (the change Ahead[t] ahead of it).
+	PConf(i, t int) float64
+	// BuildTime returns the combined build time (mean, standard deviation) of change i
+	// in seconds.
+	BuildTime(i int) (mu, sigma float64)
+}
+
+// trueProbs is the world's truth.
+type trueProbs struct{ w *World }
+
+func (p trueProbs) Name() string                   { return "truth" }
+func (p trueProbs) PSucc(i int) float64            { return p.w.PSucc[i] }
+func (p trueProbs) PConf(i, t int) float64         { return p.w.PConf[i][t] }
+func (p trueProbs) BuildTime(i int) (m, s float64) { return p.w.Mu[i], p.w.Sigma[i] }
+
+// constProbs is one P-succ and one P-conf for everything; build times are the truth's.
+type constProbs struct {
+	w            *World
+	name         string
+	psucc, pconf float64
+}
+
+func (p constProbs) Name() string                   { return p.name }
+func (p constProbs) PSucc(int) float64              { return p.psucc }
+func (p constProbs) PConf(int, int) float64         { return p.pconf }
+func (p constProbs) BuildTime(i int) (m, s float64) { return p.w.Mu[i], p.w.Sigma[i] }
+
+// ParseProbs returns the source named by spec: "truth" or "constant:PSUCC,PCONF".
+// Bundles are not a Probs of this package yet (see the package documentation).
+func ParseProbs(w *World, spec string) (Probs, error) {
+	switch {
+	case spec == "truth":
+		return trueProbs{w}, nil
+	case strings.HasPrefix(spec, "constant:"):
+		parts := strings.Split(strings.TrimPrefix(spec, "constant:"), ",")
+		if len(parts) != 2 {
+			return nil, fmt.Errorf("replay: probs %q: want constant:PSUCC,PCONF", spec)
+		}
+		var v [2]float64
+		for k, s := range parts {
+			x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || !(x >= 0 && x <= 1) {
+				return nil, fmt.Errorf("replay: probs %q: %q is not a probability", spec, s)
+			}
+			v[k] = x
+		}
+		return constProbs{w: w, name: spec, psucc: v[0], pconf: v[1]}, nil
+	}
+	return nil, fmt.Errorf("replay: unknown probs %q (want truth, constant:PSUCC,PCONF or bundle:DIR)", spec)
+}
+
+// edgeIndex returns t with Ahead[t] = k for change i of w, or -1.
+func edgeIndex(w *World, i, k int) int {
+	t, ok := slices.BinarySearch(w.Traffic.Changes[i].Ahead, k)
+	if !ok {
+		return -1
+	}
+	return t
+}

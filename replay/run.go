@@ -1,0 +1,75 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sqpredict/sqpredict/queue"
+	"github.com/sqpredict/sqpredict/scoring"
+)
+
+// Strategies lists the strategy names NewStrategy accepts.
+var Strategies = []string{"oracle", "single", "optimistic", "speculate-all", "sq2019", "sq2024", "expected"}
+
+// NewStrategy returns the strategy name for world w with probabilities probs; threshold
+// is the speculation threshold of sq2024 and expected (paper 000 §VIII; sq2019 has none).
+func NewStrategy(name string, w *World, probs Probs, threshold float64) (queue.Strategy, error) {
+	switch name {
+	case "oracle":
+		return NewOracle(w), nil
+	case "single":
+		return NewSingle(), nil
+	case "optimistic":
+		return NewOptimistic(), nil
+	case "speculate-all":
+		half := constProbs{w: w, name: "constant:0.5,0", psucc: 0.5}
+		return NewSpeculative(name, w, half, scoring.Config{Policy: scoring.PolicySQ2019}), nil
+	case "sq2019":
+		return NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicySQ2019}), nil
+	case "sq2024":
+		return NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicySQ2024, SpeculationThreshold: threshold}), nil
+	case "expected":
+		return NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicyExpected, SpeculationThreshold: threshold}), nil
+	}
+	return nil, fmt.Errorf("replay: unknown strategy %q (want one of %v)", name, Strategies)
+}
+
+// Setting is one configuration of a replay.
+type Setting struct {
+	// Strategy is a name of Strategies; Probs a source for ParseProbs.
+	Strategy, Probs string
+	// Workers is the pool size.
+	Workers int
+	// Rate, when positive, re-times the arrivals to that many changes per hour (see
+	// World.Retime); zero keeps the history's times.
+	Rate float64
+	// Threshold is the speculation threshold of sq2024 and expected.
+	Threshold float64
+	// Seed keys the draws of the truth and of the re-timed arrivals.
+	Seed uint64
+}
+
+// Run replays w under setting st. probs, when not nil, overrides st.Probs (a source the
+// caller built, such as a bundle). progress may be nil.
+func Run(ctx context.Context, w *World, st Setting, probs Probs, progress func(float64)) (*queue.Result, error) {
+	if probs == nil {
+		var err error
+		if probs, err = ParseProbs(w, st.Probs); err != nil {
+			return nil, err
+		}
+	}
+	s, err := NewStrategy(st.Strategy, w, probs, st.Threshold)
+	if err != nil {
+		return nil, err
+	}
+	tr := &w.Traffic
+	if st.Rate > 0 {
+		r := w.Retime(st.Rate, st.Seed)
+		tr = &r
+	}
+	res, err := queue.Run(ctx, tr, w.Truth(st.Seed), s, queue.Config{Workers: st.Workers, Progress: progress})
+	if err != nil {
+		return nil, fmt.Errorf("replay: %s with %s, %d workers, seed %d: %w", st.Strategy, probs.Name(), st.Workers, st.Seed, err)
+	}
+	return res, nil
+}
