@@ -26,9 +26,12 @@ type DistPredictor interface {
 	NFeatures() int
 }
 
-// DevLookup gives an author's developer statistics: features.DevTable satisfies it.
+// DevLookup gives an author's developer statistics and a change's recency features:
+// features.DevTable satisfies it.
 type DevLookup interface {
 	Lookup(author string) features.DevStats
+	Recent(repo string, c *datasets.Change) features.Recent
+	Repos() []string
 }
 
 // SuccessInput is one change to score for P-succ: its attributes and the speculation
@@ -61,6 +64,10 @@ type Scorer struct {
 	conflict  Predictor
 	buildTime DistPredictor
 	dev       DevLookup
+	// repo is the repository whose recency state rows read: the developer table's only
+	// one (a bundle is trained for one repository, whose name in the history may differ
+	// from the name it is served under), or "" to read each change's own.
+	repo string
 }
 
 // NewScorer returns a scorer of the three models and the developer table. It returns an
@@ -91,7 +98,20 @@ func NewScorer(success, conflict Predictor, buildTime DistPredictor, dev DevLook
 			return nil, fmt.Errorf("scoring: %s model takes %d features, the schema has %d: %w", m.name, m.got, m.want, ErrModelShape)
 		}
 	}
-	return &Scorer{success: success, conflict: conflict, buildTime: buildTime, dev: dev}, nil
+	sc := &Scorer{success: success, conflict: conflict, buildTime: buildTime, dev: dev}
+	if r := dev.Repos(); len(r) == 1 {
+		sc.repo = r[0]
+	}
+	return sc, nil
+}
+
+// recent returns the recency features of c from the developer table.
+func (s *Scorer) recent(c *datasets.Change) features.Recent {
+	repo := s.repo
+	if repo == "" {
+		repo = c.Repo
+	}
+	return s.dev.Recent(repo, c)
 }
 
 // Dev returns the author's statistics from the scorer's developer table.
@@ -102,7 +122,7 @@ func (s *Scorer) Dev(author string) features.DevStats { return s.dev.Lookup(auth
 func (s *Scorer) SuccessRows(dst []float64, in []SuccessInput) []float64 {
 	dst = rowsDst(dst, len(in), features.NSuccess)
 	for i, c := range in {
-		features.Success(dst[i*features.NSuccess:(i+1)*features.NSuccess], c.Change, c.Spec, s.dev.Lookup(c.Change.Author))
+		features.Success(dst[i*features.NSuccess:(i+1)*features.NSuccess], c.Change, c.Spec, s.dev.Lookup(c.Change.Author), s.recent(c.Change))
 	}
 	return dst
 }
@@ -121,7 +141,7 @@ func (s *Scorer) ConflictRows(dst []float64, in []PairInput) []float64 {
 func (s *Scorer) BuildTimeRows(dst []float64, in []BuildInput) []float64 {
 	dst = rowsDst(dst, len(in), features.NBuildTime)
 	for i, b := range in {
-		features.BuildTime(dst[i*features.NBuildTime:(i+1)*features.NBuildTime], b.Change, b.Spec, s.dev.Lookup(b.Change.Author))
+		features.BuildTime(dst[i*features.NBuildTime:(i+1)*features.NBuildTime], b.Change, b.Spec, s.dev.Lookup(b.Change.Author), s.recent(b.Change))
 	}
 	return dst
 }
