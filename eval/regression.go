@@ -1,6 +1,9 @@
 package eval
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // RegressionMetrics are the point-prediction errors of a regression model.
 type RegressionMetrics struct {
@@ -15,13 +18,16 @@ type RegressionMetrics struct {
 	MAPE float64 `json:"mape"`
 	// MAPERows is the number of rows MAPE averages over.
 	MAPERows int `json:"mape_rows"`
+	// MdAPE is the median absolute percentage error in percent, over the same rows as
+	// MAPE (see MdAPE): robust to the few rows a heavy-tailed target gives huge errors.
+	MdAPE float64 `json:"mdape"`
 }
 
 // EvaluateRegression returns the errors of the predictions pred of the targets y. It
 // panics if the lengths differ.
 func EvaluateRegression(y, pred []float64) RegressionMetrics {
 	mape, used := MAPE(y, pred)
-	return RegressionMetrics{N: len(y), RMSE: RMSE(y, pred), MAE: MAE(y, pred), MAPE: mape, MAPERows: used}
+	return RegressionMetrics{N: len(y), RMSE: RMSE(y, pred), MAE: MAE(y, pred), MAPE: mape, MAPERows: used, MdAPE: MdAPE(y, pred)}
 }
 
 // RMSE returns the root mean squared error sqrt(mean((pred-y)²)), NaN for no rows. It
@@ -67,6 +73,28 @@ func MAPE(y, pred []float64) (mape float64, used int) {
 		return math.NaN(), 0
 	}
 	return 100 * s / float64(used), used
+}
+
+// MdAPE returns the median over the rows with y != 0 of 100·|pred-y|/|y|, in percent (the
+// mean of the two middle values for an even count), NaN when no row has y != 0. It
+// panics if the lengths differ.
+func MdAPE(y, pred []float64) float64 {
+	checkLen("MdAPE", y, pred)
+	ape := make([]float64, 0, len(y))
+	for i, yi := range y {
+		if yi != 0 {
+			ape = append(ape, 100*math.Abs((pred[i]-yi)/yi))
+		}
+	}
+	n := len(ape)
+	if n == 0 {
+		return math.NaN()
+	}
+	slices.Sort(ape)
+	if n%2 == 1 {
+		return ape[n/2]
+	}
+	return (ape[n/2-1] + ape[n/2]) / 2
 }
 
 func checkLen(fn string, y, other []float64) {

@@ -29,6 +29,17 @@ func TestRegressionMetrics(t *testing.T) {
 		!scalar.EqualWithinAbsOrRel(got.MAPE, want.MAPE, regTol, regTol) {
 		t.Errorf("EvaluateRegression(%v, %v) = %+v, want %+v", y, pred, got, want)
 	}
+	// APEs 50, 0, 50 (y = 0 left out): the median is 50.
+	if got.MdAPE != 50 {
+		t.Errorf("MdAPE = %v, want 50", got.MdAPE)
+	}
+	// Even count: APEs 10, 20, 40, 100 → (20+40)/2.
+	if m := MdAPE([]float64{10, 10, 10, 10}, []float64{11, 8, 14, 20}); !scalar.EqualWithinAbsOrRel(m, 30, regTol, regTol) {
+		t.Errorf("MdAPE(even) = %v, want 30", m)
+	}
+	if m := MdAPE([]float64{0}, []float64{1}); !math.IsNaN(m) {
+		t.Errorf("MdAPE(all zero) = %v, want NaN", m)
+	}
 	if m, used := MAPE([]float64{0, 0}, []float64{1, 2}); !math.IsNaN(m) || used != 0 {
 		t.Errorf("MAPE(all zero) = %v, %d, want NaN, 0", m, used)
 	}

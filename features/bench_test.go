@@ -102,12 +102,13 @@ func BenchmarkBuildTimeRow(b *testing.B) {
 	c := change("c", "alice", 0, 10, landed, "t01", "t03", "t07")
 	spec := Speculation{Succeeded: 1, Height: 2, ConflictsCount: 1, QueueAhead: 3, PathChanges: 2, PathLinesChanged: 120}
 	dev := DevStats{PriorChanges: 12, SuccessRate: 0.8, ConflictRate: 0.1, MeanLogDuration: 6}
+	rec := Recent{RepoFailRate5: 0.2, LastDuration: 300, MeanSuccessDuration: 280}
 	dst := make([]float64, NBuildTime)
 	b.ReportAllocs()
 	rows := 0
 	cpu0 := cpuTime()
 	for b.Loop() {
-		benchRow = BuildTime(dst, &c, spec, dev)
+		benchRow = BuildTime(dst, &c, spec, dev, rec)
 		rows++
 	}
 	reportRows(b, rows, cpu0)

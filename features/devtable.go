@@ -17,7 +17,8 @@ import (
 const PriorStrength = 5
 
 // DevTableVersion is the format version of the developer table's JSON form.
-const DevTableVersion = 1
+// Version 2 added the recency state (see [Recent]).
+const DevTableVersion = 2
 
 // devCounts are the running counts behind one author's (or the population's) statistics.
 type devCounts struct {
@@ -44,10 +45,29 @@ type DevTable struct {
 	asOf    time.Time
 	pop     devCounts
 	authors map[string]*devCounts
+	rec     *recency
 }
 
 func newDevTable() *DevTable {
-	return &DevTable{authors: make(map[string]*devCounts)}
+	return &DevTable{authors: make(map[string]*devCounts), rec: newRecency()}
+}
+
+// Recent returns the recency features of change c at its submission time, read from the
+// state of repository repo (c.Repo in training; a scorer serving one repository's bundle
+// passes that repository, see [DevTable.Repos]). Everything is NaN when c's submission
+// time is unknown.
+func (t *DevTable) Recent(repo string, c *datasets.Change) Recent {
+	return t.rec.lookup(repo, c, c.SubmittedAt)
+}
+
+// Repos returns the repositories the table holds recency state for, in no particular
+// order.
+func (t *DevTable) Repos() []string {
+	out := make([]string, 0, len(t.rec.Repos))
+	for r := range t.rec.Repos {
+		out = append(out, r)
+	}
+	return out
 }
 
 // AsOf returns the time the table was frozen at.
@@ -142,12 +162,13 @@ type devTableJSON struct {
 	AsOf          time.Time             `json:"as_of"`
 	Population    devCounts             `json:"population"`
 	Authors       map[string]*devCounts `json:"authors"`
+	Recency       *recency              `json:"recency"`
 }
 
 // MarshalJSON encodes the table as a JSON object: format_version, feature_schema_version,
-// prior_strength, as_of (RFC 3339), population and authors, each author and the
+// prior_strength, as_of (RFC 3339), population, authors and recency, each author and the
 // population holding the counts changes, labelled, succeeded, pairs, conflicts, builds
-// and log_duration_sum. Authors are sorted by name, so the encoding is deterministic.
+// and log_duration_sum (the package comment describes recency). Authors are sorted by name, so the encoding is deterministic.
 func (t *DevTable) MarshalJSON() ([]byte, error) {
 	return json.Marshal(devTableJSON{
 		FormatVersion: DevTableVersion,
@@ -156,6 +177,7 @@ func (t *DevTable) MarshalJSON() ([]byte, error) {
 		AsOf:          t.asOf,
 		Population:    t.pop,
 		Authors:       t.authors,
+		Recency:       t.rec,
 	})
 }
 
@@ -184,7 +206,19 @@ func (t *DevTable) UnmarshalJSON(b []byte) error {
 		}
 		authors[a] = c
 	}
-	*t = DevTable{asOf: j.AsOf, pop: j.Population, authors: authors}
+	if j.Recency == nil {
+		return fmt.Errorf("features: developer table: %w: no recency state", ErrInvalidDevTable)
+	}
+	if j.Recency.Repos == nil {
+		j.Recency.Repos = map[string]*repoRecent{}
+	}
+	if j.Recency.Authors == nil {
+		j.Recency.Authors = map[string]*labelWindow{}
+	}
+	if err := j.Recency.validate(); err != nil {
+		return fmt.Errorf("features: developer table: %w: recency: %w", ErrInvalidDevTable, err)
+	}
+	*t = DevTable{asOf: j.AsOf, pop: j.Population, authors: authors, rec: j.Recency}
 	return nil
 }
 

@@ -110,6 +110,24 @@
 // prior changes. The author name itself is not a feature (the schema is fixed-width); the
 // smoothed rates are its target encoding.
 //
+// # Recency
+//
+// Success rows end with a recency group and build-time rows with a recent-duration group
+// (see [Recent]), read from the same time-ordered events as the developer statistics and
+// so under the same point-in-time rule: a change's success label counts from when it was
+// settled, a decisive build's duration from when its change was decided and it had
+// finished, both strictly before the row's submission time. The repository's failure
+// shares over its latest 5, 20 and 100 labelled changes, whether the latest one failed,
+// and the hours since its latest failure (log1p); the author's latest label and failure
+// share over their latest 10 (NaN for an unknown author: a history without authors gets
+// no developer signal rather than the repository's dressed as one); the latest earlier
+// attempt of the revision; the pooled failure share of the latest 20 labelled changes of
+// each affected target; and, for build time, the latest decisive build's duration and
+// the mean of the latest 10 succeeded builds (Zuul's estimate), both log1p. Outcomes
+// (landed, rejected) are not used: real histories rarely record them, and a label is
+// what the models predict. The state is kept per repository in the [DevTable], so a
+// bundle's frozen table gives the scorer the recency of its training window's end.
+//
 // # Schemas
 //
 // Each row kind has a [Schema]: its ordered feature names and [SchemaVersion]. Its hash,
@@ -120,8 +138,12 @@
 // # Developer table format
 //
 // [WriteDevTable] writes a JSON object (format_version [DevTableVersion]) holding
-// feature_schema_version, prior_strength, as_of (RFC 3339), and the counts of the
-// population and of every author: changes, labelled, succeeded, pairs, conflicts, builds
-// and log_duration_sum. Lookups compute the smoothed statistics from these counts, so the
+// feature_schema_version, prior_strength, as_of (RFC 3339), the counts of the
+// population and of every author (changes, labelled, succeeded, pairs, conflicts, builds
+// and log_duration_sum) and the recency state: per repository its latest 100 labels
+// (1 = failed, oldest first), the time of its latest failure, the latest duration and the
+// latest 10 succeeded durations, the latest label of every revision and a window of the
+// latest 20 labels of every affected target; per author a window of the latest 10 labels.
+// A window is {"b": bits, "n": count}, the newest label in bit 0. Lookups compute the smoothed statistics from these counts, so the
 // scorer gets exactly what the trainer's rows saw at as_of.
 package features

@@ -62,11 +62,11 @@ func Example() {
 	dev := devs.Lookup("alice")
 	// Nothing is pending ahead of c3 and its revision has no earlier attempt.
 	spec := features.SubmissionSpeculation(&c3, nil, 0, 0)
-	row := features.Success(make([]float64, features.NSuccess), &c3, spec, dev)
+	row := features.Success(make([]float64, features.NSuccess), &c3, spec, dev, devs.Recent(c3.Repo, &c3))
 	fmt.Printf("alice: %g prior changes, success rate %.4g\n", dev.PriorChanges, dev.SuccessRate)
 	fmt.Printf("row[0:3] = %v, log1p_lines_changed = %.4g\n", row[0:3], row[16])
 	// Output:
-	// success rows: 2 labels: [1 0] features: 38
+	// success rows: 2 labels: [1 0] features: 47
 	// alice: 2 prior changes, success rate 0.5
 	// row[0:3] = [2 NaN 0], log1p_lines_changed = 3.761
 }

@@ -16,9 +16,19 @@ func (t *Table) Frame() *datasets.Frame {
 		}
 		f.Columns = append(f.Columns, datasets.Column{Name: name, Floats: col})
 	}
-	f.Columns = append(f.Columns, datasets.Column{Name: t.Schema.Kind.LabelName(), Floats: append([]float64(nil), t.Y...)})
+	// Copies made with make, not append to nil, so that a table without rows still has
+	// (empty, non-nil) float columns: a history without conflict labels writes an empty
+	// conflict table.
+	f.Columns = append(f.Columns, datasets.Column{Name: t.Schema.Kind.LabelName(), Floats: clone(t.Y)})
 	for _, tr := range t.Truth {
-		f.Columns = append(f.Columns, datasets.Column{Name: tr.Name, Floats: append([]float64(nil), tr.Values...)})
+		f.Columns = append(f.Columns, datasets.Column{Name: tr.Name, Floats: clone(tr.Values)})
 	}
 	return f
+}
+
+// clone returns a copy of v that is not nil, even when v is empty.
+func clone(v []float64) []float64 {
+	out := make([]float64, len(v))
+	copy(out, v)
+	return out
 }

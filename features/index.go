@@ -70,6 +70,7 @@ type changeInfo struct {
 	ahead       float64     // queue_ahead: pending changes at submission
 	spec        Speculation // the success row's speculation group, as of submission
 	dev         DevStats
+	rec         Recent // recency features as of submission
 }
 
 type buildInfo struct {
@@ -90,7 +91,9 @@ type devEvent struct {
 	label  int8
 	a, b   int32 // change indices (b: other change of a pair)
 	seq    int32 // order of creation, which breaks ties of at
+	ok     bool  // eventBuild: the build succeeded
 	logDur float64
+	dur    float64 // eventBuild: duration_s
 }
 
 // The kinds of developer-statistics events.
@@ -520,7 +523,8 @@ func (ix *Index) collectEvents() {
 		for _, bi := range info.builds {
 			b := &h.Builds[bi]
 			if decisive(b.Status) && b.DurationS >= 0 && !math.IsInf(b.DurationS, 1) {
-				ix.events = append(ix.events, devEvent{at: latest(info.decided, b.FinishedAt), kind: eventBuild, a: int32(i), logDur: math.Log1p(b.DurationS)})
+				ix.events = append(ix.events, devEvent{at: latest(info.decided, b.FinishedAt), kind: eventBuild, a: int32(i),
+					logDur: math.Log1p(b.DurationS), dur: b.DurationS, ok: b.Status == datasets.StatusSucceeded})
 			}
 		}
 	}
@@ -560,10 +564,14 @@ func (ix *Index) apply(t *DevTable, e *devEvent) {
 	switch e.kind {
 	case eventChange:
 		t.addChange(h.Changes[e.a].Author, e.label)
+		if e.label >= 0 {
+			t.rec.addLabel(&h.Changes[e.a], e.label, e.at)
+		}
 	case eventPair:
 		t.addPair(h.Changes[e.a].Author, h.Changes[e.b].Author, e.label)
 	case eventBuild:
 		t.addBuild(h.Changes[e.a].Author, e.logDur)
+		t.rec.addBuild(h.Changes[e.a].Repo, e.dur, e.ok)
 	}
 }
 
@@ -578,6 +586,7 @@ func (ix *Index) sweepDevStats() {
 		c := &h.Changes[ci]
 		if c.SubmittedAt.IsZero() {
 			ix.changes[ci].dev = DevStats{PriorChanges: nan, SuccessRate: nan, ConflictRate: nan, MeanLogDuration: nan}
+			ix.changes[ci].rec = unknownRecent
 			continue
 		}
 		for next < len(ix.events) && ix.events[next].at.Before(c.SubmittedAt) {
@@ -585,6 +594,7 @@ func (ix *Index) sweepDevStats() {
 			next++
 		}
 		ix.changes[ci].dev = t.Lookup(c.Author)
+		ix.changes[ci].rec = t.Recent(c.Repo, c)
 		// Pairs are in queue order of their behind change, and a change with an unknown
 		// submission time is in none.
 		for ; p < len(ix.pairs) && ix.pairs[p].behind == ci; p++ {
@@ -658,6 +668,10 @@ func (ix *Index) SuccessSpeculation(ci int) Speculation { return ix.changes[ci].
 // DevStats returns the developer statistics of change ci (its index in the changes
 // table) as of its submission.
 func (ix *Index) DevStats(ci int) DevStats { return ix.changes[ci].dev }
+
+// Recent returns the recency features of change ci (its index in the changes table) as
+// of its submission.
+func (ix *Index) Recent(ci int) Recent { return ix.changes[ci].rec }
 
 // SuccessLabel returns the success label of change ci (its index in the changes table)
 // and whether it has one.

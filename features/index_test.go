@@ -256,7 +256,7 @@ func TestTinyHistoryServing(t *testing.T) {
 	// hand and through SubmissionSpeculation.
 	c3 := &h.Changes[2]
 	spec := Speculation{Succeeded: 0, Failed: 0, Height: 1, ConflictsCount: 1, QueueAhead: 1, PathChanges: 1, PathLinesChanged: 15}
-	got := Success(make([]float64, NSuccess), c3, spec, frozen(12).Lookup("alice"))
+	got := Success(make([]float64, NSuccess), c3, spec, frozen(12).Lookup("alice"), frozen(12).Recent(c3.Repo, c3))
 	if !sameBits(got, succ.Row(2)) {
 		t.Errorf("Success(c3) = %v\nbuilder row   %v", got, succ.Row(2))
 	}
@@ -266,7 +266,7 @@ func TestTinyHistoryServing(t *testing.T) {
 	// b2's build-time row.
 	_, bt := tableOf(t, h, KindBuildTime)
 	spec = Speculation{Succeeded: 0, Failed: 0, Height: 1, ConflictsCount: 1, QueueAhead: 1, PathChanges: 1, PathLinesChanged: 15}
-	got = BuildTime(make([]float64, NBuildTime), &h.Changes[1], spec, frozen(2).Lookup("bob"))
+	got = BuildTime(make([]float64, NBuildTime), &h.Changes[1], spec, frozen(2).Lookup("bob"), frozen(2).Recent(h.Changes[1].Repo, &h.Changes[1]))
 	if !sameBits(got, bt.Row(1)) {
 		t.Errorf("BuildTime(b2) = %v\nbuilder row     %v", got, bt.Row(1))
 	}

@@ -250,7 +250,7 @@ func TestSuccessRowIgnoresBuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := make([]float64, NSuccess)
-	success(row, &ix.h.Changes[1], ix.changes[1].nTargets, ix.SuccessSpeculation(1), ix.DevStats(1))
+	success(row, &ix.h.Changes[1], ix.changes[1].nTargets, ix.SuccessSpeculation(1), ix.DevStats(1), ix.Recent(1))
 	if !sameBits(row, got.Row(1)) {
 		t.Errorf("builds changed c2's row:\n%v\n%v", row, got.Row(1))
 	}

@@ -238,8 +238,8 @@ func TestLeakage(t *testing.T) {
 			if c.SubmittedAt.IsZero() || c.SubmittedAt.After(tt) {
 				continue
 			}
-			success(x, c, bix.changes[i].nTargets, bix.SuccessSpeculation(i), bix.DevStats(i))
-			success(y, &p.Changes[i], pix.changes[i].nTargets, pix.SuccessSpeculation(i), pix.DevStats(i))
+			success(x, c, bix.changes[i].nTargets, bix.SuccessSpeculation(i), bix.DevStats(i), bix.Recent(i))
+			success(y, &p.Changes[i], pix.changes[i].nTargets, pix.SuccessSpeculation(i), pix.DevStats(i), pix.Recent(i))
 			comparedAll++
 			if !sameBits(x, y) {
 				t.Errorf("trial %d (t = %v): success features of %s changed:\n%v\n%v", trial, tt, c.ChangeID, x, y)
@@ -431,9 +431,9 @@ func checkServing(t *testing.T, h *datasets.History) {
 			d := devAt(c.SubmittedAt)
 			switch Kind(k) {
 			case KindSuccess:
-				Success(dst, c, submissionSpec(h, c), d.Lookup(c.Author))
+				Success(dst, c, submissionSpec(h, c), d.Lookup(c.Author), d.Recent(c.Repo, c))
 			case KindBuildTime:
-				BuildTime(dst, c, ix.Speculation(builds[tb.BuildID[r]]), d.Lookup(c.Author))
+				BuildTime(dst, c, ix.Speculation(builds[tb.BuildID[r]]), d.Lookup(c.Author), d.Recent(c.Repo, c))
 			case KindConflict:
 				a := changes[tb.AheadID[r]]
 				Conflict(dst, a, c, d.Lookup(a.Author), d.Lookup(c.Author))

@@ -107,48 +107,52 @@ type DevStats struct {
 // NSuccess, NConflict and NBuildTime are the lengths of the rows of each kind: the
 // numbers of names of their schemas (TestSchemaGolden checks).
 const (
-	NSuccess   = 38
+	NSuccess   = 47
 	NConflict  = 67
-	NBuildTime = 39
+	NBuildTime = 41
 )
 
 // Success writes the success-row features of change c into dst and returns dst. spec is
-// the speculation state at c's submission (see [SubmissionSpeculation]) and dev the
-// author's statistics as of c's submission. It panics if len(dst) != NSuccess.
-func Success(dst []float64, c *datasets.Change, spec Speculation, dev DevStats) []float64 {
+// the speculation state at c's submission (see [SubmissionSpeculation]), dev the
+// author's statistics and rec the recency features as of c's submission (see
+// [DevTable.Recent]). It panics if len(dst) != NSuccess.
+func Success(dst []float64, c *datasets.Change, spec Speculation, dev DevStats, rec Recent) []float64 {
 	if len(dst) != NSuccess {
 		panic("features: dst length mismatch")
 	}
-	return success(dst, c, affectedCount(c), spec, dev)
+	return success(dst, c, affectedCount(c), spec, dev, rec)
 }
 
 // success is Success with the number of c's distinct affected targets given, the form the
 // Index calls with the count it already has.
-func success(dst []float64, c *datasets.Change, nTargets float64, spec Speculation, dev DevStats) []float64 {
+func success(dst []float64, c *datasets.Change, nTargets float64, spec Speculation, dev DevStats, rec Recent) []float64 {
 	o := writeChange(dst, 0, c, nTargets)
 	o = writeRevision(dst, o, c)
 	o = writeDeveloper(dst, o, c, dev)
-	writeSpeculation(dst, o, spec)
+	o = writeSpeculation(dst, o, spec)
+	writeRecent(dst, o, rec)
 	return dst
 }
 
 // BuildTime writes the build-time-row features of a build of change c into dst and
-// returns dst. spec is the speculation state when the build started and dev the author's
-// statistics as of c's submission. It panics if len(dst) != NBuildTime.
-func BuildTime(dst []float64, c *datasets.Change, spec Speculation, dev DevStats) []float64 {
+// returns dst. spec is the speculation state when the build started, dev the author's
+// statistics and rec the recency features as of c's submission. It panics if len(dst) !=
+// NBuildTime.
+func BuildTime(dst []float64, c *datasets.Change, spec Speculation, dev DevStats, rec Recent) []float64 {
 	if len(dst) != NBuildTime {
 		panic("features: dst length mismatch")
 	}
-	return buildTime(dst, c, affectedCount(c), spec, dev)
+	return buildTime(dst, c, affectedCount(c), spec, dev, rec)
 }
 
 // buildTime is BuildTime with the number of c's distinct affected targets given.
-func buildTime(dst []float64, c *datasets.Change, nTargets float64, spec Speculation, dev DevStats) []float64 {
+func buildTime(dst []float64, c *datasets.Change, nTargets float64, spec Speculation, dev DevStats, rec Recent) []float64 {
 	o := writeChange(dst, 0, c, nTargets)
 	o = writeRevision(dst, o, c)
 	o = writeDeveloper(dst, o, c, dev)
 	dst[o] = dev.MeanLogDuration
-	writeSpeculation(dst, o+1, spec)
+	o = writeSpeculation(dst, o+1, spec)
+	writeRecentDuration(dst, o, rec)
 	return dst
 }
 
@@ -253,6 +257,27 @@ func writeSpeculation(d []float64, o int, s Speculation) int {
 	d[5] = s.PathChanges
 	d[6] = math.Log1p(s.PathLinesChanged)
 	return o + nSpeculation
+}
+
+func writeRecent(d []float64, o int, r Recent) int {
+	d = d[o : o+nRecent]
+	d[0] = r.RepoFailRate5
+	d[1] = r.RepoFailRate20
+	d[2] = r.RepoFailRate100
+	d[3] = r.RepoLastFailed
+	d[4] = math.Log1p(r.HoursSinceRepoFailure)
+	d[5] = r.AuthorLastFailed
+	d[6] = r.AuthorFailRate
+	d[7] = r.RevisionLastFailed
+	d[8] = r.TargetsFailRate
+	return o + nRecent
+}
+
+func writeRecentDuration(d []float64, o int, r Recent) int {
+	d = d[o : o+nRecentDur]
+	d[0] = math.Log1p(r.LastDuration)
+	d[1] = math.Log1p(r.MeanSuccessDuration)
+	return o + nRecentDur
 }
 
 // writePair writes the pair group; inter and union are the sizes of the intersection and

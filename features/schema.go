@@ -11,8 +11,9 @@ import (
 // a feature changes without its name changing; renaming, adding or removing a feature
 // changes the schema hash by itself. Version 2: success rows describe the change at its
 // submission and their label is its intrinsic outcome (so dev_prior_success_rate counts
-// intrinsic outcomes too), and never-decided changes count as pending.
-const SchemaVersion = 2
+// intrinsic outcomes too), and never-decided changes count as pending. Version 3: the
+// recency groups.
+const SchemaVersion = 3
 
 // Kind is a kind of feature row: the question a model answers.
 type Kind uint8
@@ -164,6 +165,23 @@ var (
 		"path_changes",
 		"log1p_path_lines_changed",
 	}
+	// recentNames are the success rows' recency features (see Recent).
+	recentNames = []string{
+		"repo_fail_rate_5",
+		"repo_fail_rate_20",
+		"repo_fail_rate_100",
+		"repo_last_failed",
+		"log1p_hours_since_repo_failure",
+		"author_last_failed",
+		"author_fail_rate_10",
+		"revision_last_failed",
+		"targets_fail_rate_20",
+	}
+	// recentDurationNames are the build-time rows' recency features.
+	recentDurationNames = []string{
+		"log1p_repo_last_duration",
+		"log1p_repo_mean10_success_duration", // Zuul's estimate, log1p(seconds)
+	}
 	pairNames = []string{
 		"overlap_targets",
 		"jaccard_targets",
@@ -172,8 +190,8 @@ var (
 		"log1p_seconds_between_submissions",
 	}
 
-	successNames   = concat(nil, changeNames, revisionNames, developerNames, speculationNames)
-	buildTimeNames = concat(nil, changeNames, revisionNames, developerNames, durationNames, speculationNames)
+	successNames   = concat(nil, changeNames, revisionNames, developerNames, speculationNames, recentNames)
+	buildTimeNames = concat(nil, changeNames, revisionNames, developerNames, durationNames, speculationNames, recentDurationNames)
 	conflictNames  = concat(nil,
 		prefixed("ahead_", changeNames, revisionNames, developerNames),
 		prefixed("behind_", changeNames, revisionNames, developerNames),
@@ -186,6 +204,8 @@ var (
 	nRevision    = len(revisionNames)
 	nDeveloper   = len(developerNames)
 	nSpeculation = len(speculationNames)
+	nRecent      = len(recentNames)
+	nRecentDur   = len(recentDurationNames)
 	nPair        = len(pairNames)
 )
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sqpredict/sqpredict/datasets"
 	"gonum.org/v1/gonum/floats/scalar"
@@ -19,15 +20,15 @@ import (
 // a feature's meaning changed without its name, and update these constants. They were
 // checked independently of Schema.Hash and of the Go name lists, in a shell, by reading
 // the quoted names of each group out of schema.go with awk and hashing, for example,
-// { echo success; echo 2; printf '%s\n' CHANGE... REVISION... DEVELOPER...
-// SPECULATION...; } | sha256sum (conflict: "conflict", the ahead_ and behind_ sides, then
+// { echo success; echo 3; printf '%s\n' CHANGE... REVISION... DEVELOPER...
+// SPECULATION... RECENT...; } | sha256sum (conflict: "conflict", the ahead_ and behind_ sides, then
 // the pair group; buildtime: "buildtime", with dev_prior_log1p_duration before the
 // speculation group). The same script, without the kind line, gave the hashes of the
 // previous format (before the kind was hashed).
 const (
-	goldenSuccessHash   = "35eb8ce63125da9b926513e32baceefe19dfa730e8ec8c9709dfabc3fb18a4bc"
-	goldenConflictHash  = "cda67b7687b212502df296e43ef4eef567b423bff6031485de345fd7fc99eb60"
-	goldenBuildTimeHash = "453130314d9b32ae28bc8c0112be9ef6c5848d176b7bff4ffb522fc691de3384"
+	goldenSuccessHash   = "0eeff4cb0601581b7a4ab459b19902dd62365a7f480f5f6543983ba0e02a8e13"
+	goldenConflictHash  = "f5a8815a3a6e03836cd99efb06c96ee8e7abb9e9126607d5c7af74fa288928f8"
+	goldenBuildTimeHash = "f7c24ba32b2846fccd4a5829b2767e65d618711c45afe27fb05de75c5c015399"
 )
 
 func TestSchemaGolden(t *testing.T) {
@@ -125,6 +126,8 @@ func TestRowsFillEveryColumn(t *testing.T) {
 	d := change("d", "bob", 3, 10, landed, "y")
 	spec := Speculation{Succeeded: 2, Failed: 3, Height: 4, ConflictsCount: 5, QueueAhead: 6, PathChanges: 7, PathLinesChanged: 80}
 	dev := DevStats{PriorChanges: 11, SuccessRate: 0.7, ConflictRate: 0.2, MeanLogDuration: 5.5}
+	rec := Recent{RepoFailRate5: 0.2, RepoFailRate20: 0.25, RepoFailRate100: 0.3, RepoLastFailed: 1, HoursSinceRepoFailure: 2,
+		AuthorLastFailed: 0, AuthorFailRate: 0.1, RevisionLastFailed: 1, TargetsFailRate: 0.4, LastDuration: 100, MeanSuccessDuration: 200}
 	fill := func(n int) []float64 {
 		x := make([]float64, n)
 		for i := range x {
@@ -133,16 +136,20 @@ func TestRowsFillEveryColumn(t *testing.T) {
 		return x
 	}
 	rows := map[Kind][]float64{
-		KindSuccess:   Success(fill(NSuccess), &c, spec, dev),
-		KindBuildTime: BuildTime(fill(NBuildTime), &c, spec, dev),
+		KindSuccess:   Success(fill(NSuccess), &c, spec, dev, rec),
+		KindBuildTime: BuildTime(fill(NBuildTime), &c, spec, dev, rec),
 		KindConflict:  Conflict(fill(NConflict), &c, &d, dev, DevStats{PriorChanges: 1}),
 	}
 	want := map[Kind]map[string]float64{
 		KindSuccess: {"spec_succeeded": 2, "spec_failed": 3, "speculation_height": 4, "conflicts_count": 5,
 			"queue_ahead": 6, "path_changes": 7, "log1p_path_lines_changed": math.Log1p(80),
 			"dev_prior_changes": 11, "dev_prior_success_rate": 0.7, "dev_prior_conflict_rate": 0.2,
-			"affected_targets": 3, "commits": 1, "author_level": 3},
-		KindBuildTime: {"dev_prior_log1p_duration": 5.5, "queue_ahead": 6, "targets_added": 1},
+			"affected_targets": 3, "commits": 1, "author_level": 3,
+			"repo_fail_rate_5": 0.2, "repo_fail_rate_20": 0.25, "repo_fail_rate_100": 0.3, "repo_last_failed": 1,
+			"log1p_hours_since_repo_failure": math.Log1p(2), "author_last_failed": 0, "author_fail_rate_10": 0.1,
+			"revision_last_failed": 1, "targets_fail_rate_20": 0.4},
+		KindBuildTime: {"dev_prior_log1p_duration": 5.5, "queue_ahead": 6, "targets_added": 1,
+			"log1p_repo_last_duration": math.Log1p(100), "log1p_repo_mean10_success_duration": math.Log1p(200)},
 		KindConflict: {"ahead_affected_targets": 3, "behind_affected_targets": 1, "behind_dev_prior_changes": 1,
 			"ahead_dev_prior_changes": 11, "overlap_targets": 1, "jaccard_targets": 1.0 / 3,
 			"same_author": 0, "seconds_between_submissions": 180},
@@ -165,8 +172,8 @@ func TestRowsFillEveryColumn(t *testing.T) {
 func TestRowPanicsOnLength(t *testing.T) {
 	c := change("c", "a", 0, 1, landed)
 	for name, f := range map[string]func(){
-		"Success":   func() { Success(make([]float64, NSuccess+1), &c, Speculation{}, DevStats{}) },
-		"BuildTime": func() { BuildTime(make([]float64, NBuildTime-1), &c, Speculation{}, DevStats{}) },
+		"Success":   func() { Success(make([]float64, NSuccess+1), &c, Speculation{}, DevStats{}, Recent{}) },
+		"BuildTime": func() { BuildTime(make([]float64, NBuildTime-1), &c, Speculation{}, DevStats{}, Recent{}) },
 		"Conflict":  func() { Conflict(nil, &c, &c, DevStats{}, DevStats{}) },
 	} {
 		func() {
@@ -184,7 +191,7 @@ func TestRowAllocs(t *testing.T) {
 	c := change("c", "alice", 0, 10, landed, "y", "x", "y") // unsorted, with a duplicate
 	d := change("d", "bob", 3, 10, landed, "y")
 	dst, cdst := make([]float64, NBuildTime), make([]float64, NConflict)
-	if n := testing.AllocsPerRun(100, func() { BuildTime(dst, &c, Speculation{}, DevStats{}) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { BuildTime(dst, &c, Speculation{}, DevStats{}, Recent{}) }); n != 0 {
 		t.Errorf("BuildTime allocates %v times, want 0", n)
 	}
 	c.AffectedTargets = []string{"x", "y"}
@@ -287,9 +294,11 @@ func intSet(s []string) []int32 {
 }
 
 func TestReadDevTableErrors(t *testing.T) {
-	const ok = `{"format_version":1,"feature_schema_version":2,"prior_strength":5,"as_of":"2026-01-01T00:00:00Z",` +
+	const ok = `{"format_version":2,"feature_schema_version":3,"prior_strength":5,"as_of":"2026-01-01T00:00:00Z",` +
 		`"population":{"changes":3,"labelled":2,"succeeded":1,"pairs":1,"conflicts":0,"builds":2,"log_duration_sum":12.5},` +
-		`"authors":{"ann":{"changes":1,"labelled":1,"succeeded":1,"pairs":0,"conflicts":0,"builds":1,"log_duration_sum":6}}}`
+		`"authors":{"ann":{"changes":1,"labelled":1,"succeeded":1,"pairs":0,"conflicts":0,"builds":1,"log_duration_sum":6}},` +
+		`"recency":{"repos":{"r":{"labels":[0,1],"last_failure":"2025-12-31T22:00:00Z","last_duration":300,"success_durations":[200,400],` +
+		`"revisions":{"v1":1},"targets":{"x":{"b":1,"n":2}}}},"authors":{"ann":{"b":2,"n":2}}}}`
 	tests := []struct {
 		name string
 		in   string
@@ -297,8 +306,13 @@ func TestReadDevTableErrors(t *testing.T) {
 	}{
 		{"valid", ok, nil},
 		{"not json", `{"format_version":`, ErrInvalidDevTable},
-		{"future version", strings.Replace(ok, `"format_version":1`, `"format_version":2`, 1), ErrUnsupportedVersion},
-		{"other schema version", strings.Replace(ok, `"feature_schema_version":2`, `"feature_schema_version":7`, 1), ErrInvalidDevTable},
+		{"future version", strings.Replace(ok, `"format_version":2`, `"format_version":3`, 1), ErrUnsupportedVersion},
+		{"other schema version", strings.Replace(ok, `"feature_schema_version":3`, `"feature_schema_version":7`, 1), ErrInvalidDevTable},
+		{"no recency", ok[:strings.Index(ok, `,"recency"`)] + "}", ErrInvalidDevTable},
+		{"label not 0 or 1", strings.Replace(ok, `"labels":[0,1]`, `"labels":[0,2]`, 1), ErrInvalidDevTable},
+		{"author window too long", strings.Replace(ok, `{"b":2,"n":2}`, `{"b":2,"n":11}`, 1), ErrInvalidDevTable},
+		{"target window bits past n", strings.Replace(ok, `{"b":1,"n":2}`, `{"b":4194304,"n":2}`, 1), ErrInvalidDevTable},
+		{"negative duration", strings.Replace(ok, `"last_duration":300`, `"last_duration":-1`, 1), ErrInvalidDevTable},
 		{"other prior", strings.Replace(ok, `"prior_strength":5`, `"prior_strength":2`, 1), ErrInvalidDevTable},
 		{"more successes than labels", strings.Replace(ok, `"labelled":1,"succeeded":1`, `"labelled":1,"succeeded":2`, 1), ErrInvalidDevTable},
 		{"negative population", strings.Replace(ok, `"changes":3`, `"changes":-3`, 1), ErrInvalidDevTable},
@@ -318,6 +332,16 @@ func TestReadDevTableErrors(t *testing.T) {
 			if got.PriorChanges != 1 || !scalar.EqualWithinAbsOrRel(got.SuccessRate, (1+5*0.5)/6, exactTol, exactTol) ||
 				!scalar.EqualWithinAbsOrRel(got.MeanLogDuration, (6+5*6.25)/6, exactTol, exactTol) {
 				t.Errorf("Lookup(ann) = %+v", got)
+			}
+			// Recency in r at 2026-01-01: labels 0 then 1 (the newest failed), the last
+			// failure two hours before; ann's window holds 0b10 (newest succeeded).
+			c := datasets.Change{Repo: "r", Author: "ann", RevisionID: "v1", AffectedTargets: []string{"x", "y"},
+				SubmittedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			want := Recent{RepoFailRate5: 0.5, RepoFailRate20: 0.5, RepoFailRate100: 0.5, RepoLastFailed: 1,
+				HoursSinceRepoFailure: 2, AuthorLastFailed: 0, AuthorFailRate: 0.5, RevisionLastFailed: 1,
+				TargetsFailRate: 0.5, LastDuration: 300, MeanSuccessDuration: 300}
+			if r := d.Recent("r", &c); r != want {
+				t.Errorf("Recent = %+v, want %+v", r, want)
 			}
 		})
 	}

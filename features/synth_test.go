@@ -115,8 +115,8 @@ func TestSyntheticSuccessAtSubmission(t *testing.T) {
 			t.Fatalf("change %s: speculation %+v, want %+v", id, got, want)
 		}
 		writeSpeculation(spec, 0, want)
-		if !sameBits(tb.Row(r)[NSuccess-nSpeculation:], spec[:nSpeculation]) {
-			t.Errorf("change %s: speculation group %v, want %v", id, tb.Row(r)[NSuccess-nSpeculation:], spec[:nSpeculation])
+		if g := tb.Row(r)[NSuccess-nRecent-nSpeculation : NSuccess-nRecent]; !sameBits(g, spec[:nSpeculation]) {
+			t.Errorf("change %s: speculation group %v, want %v", id, g, spec[:nSpeculation])
 		}
 		if want.Failed > 0 {
 			resubmitted++

@@ -185,7 +185,7 @@ func (ix *Index) successRows(ctx context.Context, t *Table) error {
 			t.Skipped[SkipUndeterminedAlone]++
 			continue
 		}
-		success(t.grow(), c, info.nTargets, info.spec, info.dev)
+		success(t.grow(), c, info.nTargets, info.spec, info.dev, info.rec)
 		t.Y = append(t.Y, float64(info.label))
 		t.ChangeID = append(t.ChangeID, c.ChangeID)
 		t.BuildID = append(t.BuildID, h.Builds[info.labelBuild].BuildID)
@@ -285,7 +285,7 @@ func (ix *Index) buildTimeRows(ctx context.Context, t *Table) error {
 				t.Skipped[SkipMissingDuration]++
 				continue
 			}
-			buildTime(t.grow(), c, info.nTargets, ix.builds[bi].spec, info.dev)
+			buildTime(t.grow(), c, info.nTargets, ix.builds[bi].spec, info.dev, info.rec)
 			t.Y = append(t.Y, b.DurationS)
 			t.ChangeID = append(t.ChangeID, c.ChangeID)
 			t.BuildID = append(t.BuildID, b.BuildID)

@@ -18,6 +18,9 @@ var (
 	// ErrNoModel reports that no model is available to answer: the scorer lacks a model,
 	// or a server has not loaded a bundle yet.
 	ErrNoModel = errors.New("scoring: no model")
+	// ErrNoConflictModel reports a P-conf question to a scorer built without a P-conf
+	// model (NewScorerNoConflict): the bundle's history had no conflict labels.
+	ErrNoConflictModel = errors.New("scoring: no P-conf model")
 	// ErrModelShape reports a model whose number of feature columns differs from the
 	// feature schema of the rows it is asked to score.
 	ErrModelShape = errors.New("scoring: model does not fit the feature schema")

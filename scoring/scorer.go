@@ -26,9 +26,12 @@ type DistPredictor interface {
 	NFeatures() int
 }
 
-// DevLookup gives an author's developer statistics: features.DevTable satisfies it.
+// DevLookup gives an author's developer statistics and a change's recency features:
+// features.DevTable satisfies it.
 type DevLookup interface {
 	Lookup(author string) features.DevStats
+	Recent(repo string, c *datasets.Change) features.Recent
+	Repos() []string
 }
 
 // SuccessInput is one change to score for P-succ: its attributes and the speculation
@@ -61,6 +64,14 @@ type Scorer struct {
 	conflict  Predictor
 	buildTime DistPredictor
 	dev       DevLookup
+	// noConflict says why the scorer has no P-conf model ("" when it has one), and
+	// conflictPrior is the P-conf it uses instead (see NewScorerNoConflict).
+	noConflict    string
+	conflictPrior float64
+	// repo is the repository whose recency state rows read: the developer table's only
+	// one (a bundle is trained for one repository, whose name in the history may differ
+	// from the name it is served under), or "" to read each change's own.
+	repo string
 }
 
 // NewScorer returns a scorer of the three models and the developer table. It returns an
@@ -78,20 +89,68 @@ func NewScorer(success, conflict Predictor, buildTime DistPredictor, dev DevLook
 	case dev == nil:
 		return nil, fmt.Errorf("scoring: developer table: %w", ErrNoModel)
 	}
+	if conflict.NFeatures() != features.NConflict {
+		return nil, fmt.Errorf("scoring: conflict model takes %d features, the schema has %d: %w", conflict.NFeatures(), features.NConflict, ErrModelShape)
+	}
+	return newScorer(success, conflict, buildTime, dev)
+}
+
+// NewScorerNoConflict returns a scorer of a bundle without a P-conf model: why says why
+// it has none (e.g. "the history has no conflict labels"), and prior, in [0, 1), is the
+// P-conf PredictConflict gives every pair instead, the stated prior that the
+// speculation math uses for overlapping changes. ConflictModel reports the missing
+// model, so that a server refuses P-conf questions rather than answer them with the
+// prior. The other models are checked as by NewScorer.
+func NewScorerNoConflict(success Predictor, buildTime DistPredictor, dev DevLookup, why string, prior float64) (*Scorer, error) {
+	switch {
+	case success == nil:
+		return nil, fmt.Errorf("scoring: success model: %w", ErrNoModel)
+	case buildTime == nil:
+		return nil, fmt.Errorf("scoring: build-time model: %w", ErrNoModel)
+	case dev == nil:
+		return nil, fmt.Errorf("scoring: developer table: %w", ErrNoModel)
+	case why == "":
+		return nil, fmt.Errorf("scoring: a scorer without a P-conf model needs the reason: %w", ErrInvalidConfig)
+	case !(prior >= 0 && prior < 1):
+		return nil, fmt.Errorf("scoring: conflict prior %v is not in [0, 1): %w", prior, ErrInvalidConfig)
+	}
+	s, err := newScorer(success, nil, buildTime, dev)
+	if err != nil {
+		return nil, err
+	}
+	s.noConflict, s.conflictPrior = why, prior
+	return s, nil
+}
+
+// newScorer checks the widths of the success and build-time models and builds the
+// scorer.
+func newScorer(success, conflict Predictor, buildTime DistPredictor, dev DevLookup) (*Scorer, error) {
 	for _, m := range [...]struct {
 		name string
 		got  int
 		want int
 	}{
 		{"success", success.NFeatures(), features.NSuccess},
-		{"conflict", conflict.NFeatures(), features.NConflict},
 		{"build-time", buildTime.NFeatures(), features.NBuildTime},
 	} {
 		if m.got != m.want {
 			return nil, fmt.Errorf("scoring: %s model takes %d features, the schema has %d: %w", m.name, m.got, m.want, ErrModelShape)
 		}
 	}
-	return &Scorer{success: success, conflict: conflict, buildTime: buildTime, dev: dev}, nil
+	sc := &Scorer{success: success, conflict: conflict, buildTime: buildTime, dev: dev}
+	if r := dev.Repos(); len(r) == 1 {
+		sc.repo = r[0]
+	}
+	return sc, nil
+}
+
+// recent returns the recency features of c from the developer table.
+func (s *Scorer) recent(c *datasets.Change) features.Recent {
+	repo := s.repo
+	if repo == "" {
+		repo = c.Repo
+	}
+	return s.dev.Recent(repo, c)
 }
 
 // Dev returns the author's statistics from the scorer's developer table.
@@ -102,7 +161,7 @@ func (s *Scorer) Dev(author string) features.DevStats { return s.dev.Lookup(auth
 func (s *Scorer) SuccessRows(dst []float64, in []SuccessInput) []float64 {
 	dst = rowsDst(dst, len(in), features.NSuccess)
 	for i, c := range in {
-		features.Success(dst[i*features.NSuccess:(i+1)*features.NSuccess], c.Change, c.Spec, s.dev.Lookup(c.Change.Author))
+		features.Success(dst[i*features.NSuccess:(i+1)*features.NSuccess], c.Change, c.Spec, s.dev.Lookup(c.Change.Author), s.recent(c.Change))
 	}
 	return dst
 }
@@ -121,7 +180,7 @@ func (s *Scorer) ConflictRows(dst []float64, in []PairInput) []float64 {
 func (s *Scorer) BuildTimeRows(dst []float64, in []BuildInput) []float64 {
 	dst = rowsDst(dst, len(in), features.NBuildTime)
 	for i, b := range in {
-		features.BuildTime(dst[i*features.NBuildTime:(i+1)*features.NBuildTime], b.Change, b.Spec, s.dev.Lookup(b.Change.Author))
+		features.BuildTime(dst[i*features.NBuildTime:(i+1)*features.NBuildTime], b.Change, b.Spec, s.dev.Lookup(b.Change.Author), s.recent(b.Change))
 	}
 	return dst
 }
@@ -138,10 +197,26 @@ func (s *Scorer) PredictSuccess(dst []float64, in []SuccessInput) []float64 {
 	return s.success.Predict(dst, mat.NewDense(len(in), features.NSuccess, x))
 }
 
-// PredictConflict writes P-conf of every pair of in into dst, as PredictSuccess.
+// ConflictModel returns nil when the scorer has a P-conf model, and otherwise an error
+// wrapping ErrNoConflictModel that says why and which prior PredictConflict uses.
+func (s *Scorer) ConflictModel() error {
+	if s.conflict != nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %s; pairs get the conflict prior %g", ErrNoConflictModel, s.noConflict, s.conflictPrior)
+}
+
+// PredictConflict writes P-conf of every pair of in into dst, as PredictSuccess. A
+// scorer without a P-conf model (see ConflictModel) writes its conflict prior.
 func (s *Scorer) PredictConflict(dst []float64, in []PairInput) []float64 {
 	dst = outDst(dst, len(in))
 	if len(in) == 0 {
+		return dst
+	}
+	if s.conflict == nil {
+		for i := range dst {
+			dst[i] = s.conflictPrior
+		}
 		return dst
 	}
 	x := s.ConflictRows(nil, in)

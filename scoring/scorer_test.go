@@ -87,8 +87,9 @@ func TestScorerMatchesModels(t *testing.T) {
 		succ[i] = scoring.SuccessInput{Change: c, Spec: spec}
 		builds[i] = scoring.BuildInput{Change: c, Spec: spec}
 		dev := ms.DevTable.Lookup(c.Author)
-		features.Success(xs.RawRowView(i), c, spec, dev)
-		features.BuildTime(xb.RawRowView(i), c, spec, dev)
+		rec := ms.DevTable.Recent(ms.DevTable.Repos()[0], c)
+		features.Success(xs.RawRowView(i), c, spec, dev, rec)
+		features.BuildTime(xb.RawRowView(i), c, spec, dev, rec)
 		if i > 0 {
 			a := &changes[i-1]
 			pairs[i-1] = scoring.PairInput{Ahead: a, Behind: c}

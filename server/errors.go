@@ -111,6 +111,8 @@ func toStatus(log *slog.Logger, method string, err error) error {
 		return st.Err()
 	case errors.Is(err, scoring.ErrInvalidQueue), errors.Is(err, scoring.ErrInvalidConfig), errors.Is(err, scoring.ErrInvalidBatch):
 		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, scoring.ErrNoConflictModel):
+		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, ErrNoModel):
 		return status.Error(codes.Unavailable, "no model loaded yet")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -30,6 +30,7 @@ func TestToStatus(t *testing.T) {
 		{"invalid queue", fmt.Errorf("server: planning: %w", scoring.ErrInvalidQueue), codes.InvalidArgument, "", ""},
 		{"invalid config", scoring.ErrInvalidConfig, codes.InvalidArgument, "", ""},
 		{"no model", fmt.Errorf("server: %w", ErrNoModel), codes.Unavailable, "", ""},
+		{"no P-conf model", fmt.Errorf("x: %w: no labels", scoring.ErrNoConflictModel), codes.FailedPrecondition, "", ""},
 		{"canceled", context.Canceled, codes.Canceled, "", ""},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), codes.DeadlineExceeded, "", ""},
 		{"already a status", status.Error(codes.ResourceExhausted, "slow down"), codes.ResourceExhausted, "slow down", ""},

@@ -290,6 +290,9 @@ func (p *predictor) predictConflict(ctx context.Context, req *pb.PredictConflict
 	if err != nil {
 		return nil, err
 	}
+	if err := r.champ.Scorer.ConflictModel(); err != nil {
+		return nil, err // a bundle without a P-conf model: FailedPrecondition
+	}
 	id := func(i int) string { return in[i].Behind.ChangeID }
 	out, by := scoreRouted(r, in, 1, id, (*scoring.Scorer).PredictConflict)
 	var shadowOut []float64

@@ -73,7 +73,7 @@ func TestPredictionsMatchModels(t *testing.T) {
 		x := mat.NewDense(n, features.NSuccess, nil)
 		for i := range changes {
 			req.Changes = append(req.Changes, &pb.SuccessQuery{Change: pbChanges[i], Speculation: server.SpecToProto(specs[i])})
-			features.Success(x.RawRowView(i), &changes[i], specs[i], ms.DevTable.Lookup(changes[i].Author))
+			features.Success(x.RawRowView(i), &changes[i], specs[i], ms.DevTable.Lookup(changes[i].Author), ms.DevTable.Recent(ms.DevTable.Repos()[0], &changes[i]))
 		}
 		want := ms.Success.Predict(nil, x)
 		resp, err := e.client.PredictSuccess(ctx, req)
@@ -112,7 +112,7 @@ func TestPredictionsMatchModels(t *testing.T) {
 		x := mat.NewDense(n, features.NBuildTime, nil)
 		for i := range changes {
 			req.Builds = append(req.Builds, &pb.BuildQuery{BuildId: "B" + changes[i].ChangeID, ChangeId: changes[i].ChangeID, Speculation: server.SpecToProto(specs[i])})
-			features.BuildTime(x.RawRowView(i), &changes[i], specs[i], ms.DevTable.Lookup(changes[i].Author))
+			features.BuildTime(x.RawRowView(i), &changes[i], specs[i], ms.DevTable.Lookup(changes[i].Author), ms.DevTable.Recent(ms.DevTable.Repos()[0], &changes[i]))
 		}
 		want := ms.BuildTime.Predict(nil, x)
 		resp, err := e.client.PredictBuildTime(ctx, req)
@@ -157,13 +157,13 @@ func TestPredictionsMatchModels(t *testing.T) {
 		for i, sc := range resp.GetChanges() {
 			wantP, wantMu, wantSigma := 0.9, 600.0, 60.0
 			if i%2 == 1 {
-				features.Success(x.RawRowView(0), &changes[i], specs[i], ms.DevTable.Lookup(changes[i].Author))
+				features.Success(x.RawRowView(0), &changes[i], specs[i], ms.DevTable.Lookup(changes[i].Author), ms.DevTable.Recent(ms.DevTable.Repos()[0], &changes[i]))
 				wantP = ms.Success.Predict(nil, x)[0]
 				bspec := specs[i]
 				if i == 3 {
 					bspec = specs[i+10]
 				}
-				features.BuildTime(xb.RawRowView(0), &changes[i], bspec, ms.DevTable.Lookup(changes[i].Author))
+				features.BuildTime(xb.RawRowView(0), &changes[i], bspec, ms.DevTable.Lookup(changes[i].Author), ms.DevTable.Recent(ms.DevTable.Repos()[0], &changes[i]))
 				bt := ms.BuildTime.Predict(nil, xb)
 				wantMu, wantSigma = bt[0], bt[1]
 				checkRef(t, sc.GetModel())

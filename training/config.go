@@ -32,6 +32,13 @@ var (
 	ErrBundle = errors.New("training: bad bundle")
 )
 
+// The values of Config.BaselineGate.
+const (
+	BaselineGateRefuse = "refuse"
+	BaselineGateServe  = "serve"
+	BaselineGateOff    = "off"
+)
+
 // Challenger names, as --challengers and Config.Challengers spell them.
 const (
 	ChallengerGBMSuccess       = "gbm-success"       // gradient-boosted trees of success
@@ -50,6 +57,10 @@ const (
 	DefaultLearningRate        = 0.05
 	DefaultEarlyStoppingRounds = 30
 	DefaultValidationFraction  = 0.1
+	// DefaultConflictPrior is the P-conf of overlapping pairs a bundle without a P-conf
+	// model states: the order of the mean true_p_conflict of overlapping pending pairs in
+	// the synthetic worlds (0.036 on the go profile, see package features), rounded up.
+	DefaultConflictPrior = 0.05
 )
 
 // Duration is a time.Duration that reads from JSON and flags as a Go duration ("36h")
@@ -189,6 +200,16 @@ type Config struct {
 	// instead of failing Train. Real histories without durations or pairs give such
 	// partial bundles, which Evaluate and Compare read but a scorer cannot serve.
 	AllowPartial bool `json:"allow_partial,omitempty"`
+	// BaselineGate says what Publish does when a champion does not beat the best
+	// baseline of its section on the holdout ("baseline_gate"): BaselineGateRefuse (the
+	// default, "") refuses the bundle with a *BaselineError; BaselineGateServe publishes
+	// it with that baseline as the model a scorer serves for the section (manifest extra
+	// ExtraServedBaselines); BaselineGateOff publishes it as it is.
+	BaselineGate string `json:"baseline_gate,omitempty"`
+	// ConflictPrior is the P-conf of overlapping pairs that a bundle without a P-conf
+	// model states for the speculation math ("conflict_prior"), in [0, 1); zero means
+	// DefaultConflictPrior.
+	ConflictPrior float64 `json:"conflict_prior,omitempty"`
 	// Seed seeds the models' sampling ("seed").
 	Seed uint64 `json:"seed,omitempty"`
 	// Retain is how many versions per repository Publish keeps ("retain"); zero means
@@ -225,6 +246,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: holdout_fraction %g is not in (0, 1)", ErrConfig, c.HoldoutFraction)
 	case c.Retain < 0:
 		return fmt.Errorf("%w: retain %d is negative", ErrConfig, c.Retain)
+	case c.BaselineGate != "" && c.BaselineGate != BaselineGateRefuse && c.BaselineGate != BaselineGateServe && c.BaselineGate != BaselineGateOff:
+		return fmt.Errorf("%w: baseline_gate %q is not %s, %s or %s", ErrConfig, c.BaselineGate, BaselineGateRefuse, BaselineGateServe, BaselineGateOff)
+	case c.ConflictPrior < 0 || c.ConflictPrior >= 1 || math.IsNaN(c.ConflictPrior):
+		return fmt.Errorf("%w: conflict_prior %g is not in [0, 1)", ErrConfig, c.ConflictPrior)
 	case c.BuildTime.EarlyStoppingRounds < -1:
 		return fmt.Errorf("%w: buildtime.early_stopping_rounds %d is below -1", ErrConfig, c.BuildTime.EarlyStoppingRounds)
 	}
@@ -275,6 +300,13 @@ func (c *Config) holdout() float64 {
 		return DefaultHoldoutFraction
 	}
 	return c.HoldoutFraction
+}
+
+func (c *Config) conflictPrior() float64 {
+	if c.ConflictPrior == 0 {
+		return DefaultConflictPrior
+	}
+	return c.ConflictPrior
 }
 
 func (c *Config) retain() int {

@@ -21,6 +21,24 @@ type Evaluation struct {
 	Report report.Input
 }
 
+// BestBaseline returns the baseline with the lowest holdout loss of a section
+// ("success", "conflict": log loss; "buildtime": NLL) and that loss; "" and NaN when the
+// section has no baseline.
+func (e *Evaluation) BestBaseline(section string) (name string, loss float64) {
+	switch section {
+	case "success":
+		name, loss = bestOf(e.Success, func(c eval.ClassifierMetrics) float64 { return c.LogLoss })
+	case "conflict":
+		name, loss = bestOf(e.Conflict, func(c eval.ClassifierMetrics) float64 { return c.LogLoss })
+	case "buildtime":
+		name, loss = bestOf(e.BuildTime, func(d eval.DistributionMetrics) float64 { return d.NLL })
+	}
+	if name == "" {
+		return "", math.NaN()
+	}
+	return name, loss
+}
+
 // Metrics flattens e into the keys of the package documentation: "<section>.<metric>"
 // for the champions, "<section>.<model>.<metric>" for the other models, and the Bayes
 // gaps. Values may be NaN.
@@ -53,7 +71,36 @@ func (e *Evaluation) Metrics() map[string]float64 {
 			out[key("buildtime", model, "bayes_gap_nll")] = d.NLL - t.NLL
 		}
 	}
+	// Skill over the best baseline: 1 − LL/LL_best for the classifiers, the NLL gained
+	// over the best baseline (nats) for build time; positive when the model beats it.
+	for _, sec := range []string{"success", "conflict"} {
+		m := e.Success
+		if sec == "conflict" {
+			m = e.Conflict
+		}
+		if _, best := e.BestBaseline(sec); !math.IsNaN(best) {
+			for model, c := range m {
+				if isModel(model) {
+					out[key(sec, model, "skill_log_loss")] = 1 - c.LogLoss/best
+				}
+			}
+		}
+	}
+	if _, best := e.BestBaseline("buildtime"); !math.IsNaN(best) {
+		for model, d := range e.BuildTime {
+			if isModel(model) {
+				out[key("buildtime", model, "skill_nll")] = best - d.NLL
+			}
+		}
+	}
 	return out
+}
+
+// isModel reports whether model is a champion or a challenger: neither a baseline nor
+// the truth.
+func isModel(model string) bool {
+	_, baseline := baselineKind[model]
+	return !baseline && model != ModelTruth
 }
 
 func classifierValues(c eval.ClassifierMetrics) map[string]float64 {
@@ -68,7 +115,7 @@ func classifierValues(c eval.ClassifierMetrics) map[string]float64 {
 func distributionValues(d eval.DistributionMetrics) map[string]float64 {
 	return map[string]float64{
 		"n": float64(d.Point.N), "mape": d.Point.MAPE, "rmse": d.Point.RMSE, "mae": d.Point.MAE,
-		"nll": d.NLL, "crps": d.CRPS,
+		"nll": d.NLL, "crps": d.CRPS, "mdape": d.Point.MdAPE,
 		"coverage50": d.Coverage[0], "coverage80": d.Coverage[1], "coverage95": d.Coverage[2],
 	}
 }
@@ -78,9 +125,9 @@ func distributionValues(d eval.DistributionMetrics) map[string]float64 {
 func metricDirection(key string) (eval.Direction, bool) {
 	name := key[strings.LastIndexByte(key, '.')+1:]
 	switch name {
-	case "accuracy", "auc", "pr_auc", "failure_precision", "failure_recall", "failure_f1":
+	case "accuracy", "auc", "pr_auc", "failure_precision", "failure_recall", "failure_f1", "skill_log_loss", "skill_nll":
 		return eval.HigherIsBetter, true
-	case "log_loss", "brier", "ece", "mape", "rmse", "mae", "nll", "crps", "bayes_gap_log_loss", "bayes_gap_nll":
+	case "log_loss", "brier", "ece", "mape", "mdape", "rmse", "mae", "nll", "crps", "bayes_gap_log_loss", "bayes_gap_nll":
 		return eval.LowerIsBetter, true
 	}
 	return 0, false
@@ -127,8 +174,13 @@ func truthPredictive(t *features.Table) (eval.Predictive, bool) {
 func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, error) {
 	e := &Evaluation{Report: report.Input{Title: title, Subtitle: subtitle}}
 	var challenger, truth bool
+	baselines := map[string]bool{}
 	classify := func(name string, tb *features.Table, trueCol string, preds map[string][]float64) (map[string]eval.ClassifierMetrics, *report.Section, error) {
-		if tb.NRows() == 0 || (preds[ModelLogistic] == nil && preds[ModelGBM] == nil) {
+		some := false
+		for _, p := range preds {
+			some = some || p != nil
+		}
+		if tb.NRows() == 0 || !some {
 			return nil, nil, nil
 		}
 		if p := truthColumn(tb, trueCol); p != nil {
@@ -153,6 +205,7 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 			byRole[role] = c
 			challenger = challenger || role == roleChallenger
 			truth = truth || role == roleTruth
+			baselines[role] = baselines[role] || !isModel(model) && model != ModelTruth
 		}
 		for _, role := range roles {
 			if c, ok := byRole[role]; ok {
@@ -164,6 +217,16 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 			Note:    sectionNote(tb.NRows(), modelsNote(name)),
 			Metrics: report.ClassifierRows(byRole),
 			Plots:   []report.Plot{rel},
+		}
+		if best, bl := bestOf(out, func(c eval.ClassifierMetrics) float64 { return c.LogLoss }); best != "" {
+			skill := report.Metric{Name: "log loss skill over best baseline (1 − LL/LL of " + best + ")", Better: "higher", Values: map[string]float64{}}
+			for model, c := range out {
+				if isModel(model) {
+					skill.Values[roleOf(model)] = 1 - c.LogLoss/bl
+				}
+			}
+			sec.Metrics = append(sec.Metrics, skill)
+			sec.Note += " Best baseline on log loss: " + best + "."
 		}
 		if t, ok := byRole[roleTruth]; ok {
 			gap := report.Metric{Name: "log loss gap to truth (nats)", Better: "lower", Values: map[string]float64{}}
@@ -178,20 +241,31 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 	}
 	var err error
 	var sec *report.Section
-	if e.Success, sec, err = classify("success", t.success, "true_p_success",
-		map[string][]float64{ModelLogistic: pr.Success, ModelGBM: pr.SuccessGBM}); err != nil {
+	successPreds := map[string][]float64{ModelLogistic: pr.Success, ModelGBM: pr.SuccessGBM}
+	conflictPreds := map[string][]float64{ModelLogistic: complement(pr.Conflict), ModelGBM: nil}
+	for name, p := range pr.Baselines {
+		switch baselineKind[name] {
+		case features.KindSuccess:
+			successPreds[name] = p
+		case features.KindConflict:
+			conflictPreds[name] = complement(p)
+		}
+	}
+	if e.Success, sec, err = classify("success", t.success, "true_p_success", successPreds); err != nil {
 		return nil, err
 	} else if sec != nil {
 		e.Report.Sections = append(e.Report.Sections, *sec)
 	}
-	if e.Conflict, sec, err = classify("conflict", noConflict(t.conflict), "true_p_conflict",
-		map[string][]float64{ModelLogistic: complement(pr.Conflict), ModelGBM: nil}); err != nil {
+	if e.Conflict, sec, err = classify("conflict", noConflict(t.conflict), "true_p_conflict", conflictPreds); err != nil {
 		return nil, err
 	} else if sec != nil {
 		e.Report.Sections = append(e.Report.Sections, *sec)
 	}
-	if tb := t.buildtime; tb.NRows() > 0 && (pr.BuildTime.Len() > 0 || pr.BuildTimeLogNormal.Len() > 0) {
+	if tb := t.buildtime; tb.NRows() > 0 && (pr.BuildTime.Len() > 0 || pr.BuildTimeLogNormal.Len() > 0 || len(pr.BaselineBuildTime) > 0) {
 		preds := map[string]eval.Predictive{}
+		for name, p := range pr.BaselineBuildTime {
+			preds[name] = p
+		}
 		if pr.BuildTime.Len() > 0 {
 			preds[ModelNGBoost] = pr.BuildTime
 		}
@@ -209,11 +283,22 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 			byRole[roleOf(model)] = d
 			challenger = challenger || roleOf(model) == roleChallenger
 			truth = truth || roleOf(model) == roleTruth
+			baselines[roleOf(model)] = baselines[roleOf(model)] || !isModel(model) && model != ModelTruth
 		}
 		sec := report.Section{
 			Name:    "build time",
 			Note:    sectionNote(tb.NRows(), modelsNote("buildtime")),
 			Metrics: report.DistributionRows("s", byRole),
+		}
+		if best, bl := bestOf(e.BuildTime, func(d eval.DistributionMetrics) float64 { return d.NLL }); best != "" {
+			skill := report.Metric{Name: "NLL gain over best baseline (nats, vs " + best + ")", Better: "higher", Values: map[string]float64{}}
+			for model, d := range e.BuildTime {
+				if isModel(model) {
+					skill.Values[roleOf(model)] = bl - d.NLL
+				}
+			}
+			sec.Metrics = append(sec.Metrics, skill)
+			sec.Note += " Best baseline on NLL: " + best + "."
 		}
 		if t, ok := byRole[roleTruth]; ok {
 			gap := report.Metric{Name: "NLL gap to truth (nats)", Better: "lower", Values: map[string]float64{}}
@@ -255,6 +340,13 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 	if challenger {
 		e.Report.Models = append(e.Report.Models, roleChallenger)
 	}
+	for _, kind := range []features.Kind{features.KindSuccess, features.KindConflict, features.KindBuildTime} {
+		for _, name := range Baselines[kind] {
+			if baselines[name] {
+				e.Report.Models = append(e.Report.Models, name)
+			}
+		}
+	}
 	if truth {
 		e.Report.Models = append(e.Report.Models, roleTruth)
 	}
@@ -271,7 +363,24 @@ const (
 
 var roles = []string{roleChampion, roleChallenger, roleTruth}
 
+// bestOf returns the baseline of m with the lowest loss, and the loss; "" when m has no
+// baseline.
+func bestOf[M any](m map[string]M, loss func(M) float64) (string, float64) {
+	best, bl := "", math.Inf(1)
+	for _, name := range baselineNames() {
+		if v, ok := m[name]; ok && (best == "" || loss(v) < bl) {
+			best, bl = name, loss(v)
+		}
+	}
+	return best, bl
+}
+
+// roleOf returns the report column of a model: champion, challenger or truth, or the
+// baseline's own name.
 func roleOf(model string) string {
+	if _, ok := baselineKind[model]; ok {
+		return model
+	}
 	switch model {
 	case ModelLogistic, ModelNGBoost:
 		return roleChampion
@@ -284,11 +393,11 @@ func roleOf(model string) string {
 func modelsNote(section string) string {
 	switch section {
 	case "success":
-		return "champion: logistic regression; challenger: gradient-boosted trees (gbm-success); truth: true_p_success."
+		return "champion: logistic regression; challenger: gradient-boosted trees (gbm-success); baselines: pass-rate (the training pass rate), last-outcome (the training pass rate after the repository's latest success, after its latest failure, and before any); truth: true_p_success."
 	case "conflict":
-		return "Scored as P(no conflict) = 1 − P-conf, so that the failure class is the conflicts. champion: logistic regression; truth: true_p_conflict, the probability of a conflict by the overlap of the two changes (the label also counts a behind change failing with the ahead one for other reasons)."
+		return "Scored as P(no conflict) = 1 − P-conf, so that the failure class is the conflicts. champion: logistic regression; baseline: constant-rate (the training conflict rate); truth: true_p_conflict, the probability of a conflict by the overlap of the two changes (the label also counts a behind change failing with the ahead one for other reasons)."
 	}
-	return "champion: NGBoost Normal; challenger: NGBoost LogNormal (ngboost-lognormal); truth: the log-normal moment-matched from true_mu_s and true_sigma_s."
+	return "champion: NGBoost Normal; challenger: NGBoost LogNormal (ngboost-lognormal); baselines: zuul-mean10 (a LogNormal whose mean is the mean of the latest 10 succeeded builds, Zuul's estimate), repo-lognormal (a LogNormal of the latest 100 training builds); truth: the log-normal moment-matched from true_mu_s and true_sigma_s."
 }
 
 func sectionNote(n int, models string) string {

@@ -18,18 +18,36 @@ type tables struct {
 	success, conflict, buildtime *features.Table
 }
 
-// fitAll fits the champions and the requested challengers on t. A model whose table
-// cannot be fitted (no rows, one class) is an error wrapping ErrNoData, or, with
-// cfg.AllowPartial, left nil. stage, when not nil, is called after each model with its
+// fitAll fits the champions, the requested challengers and the baselines on t. A model
+// whose table cannot be fitted (no rows, one class) is left nil with the reason in
+// Models.LeftOut when it is the conflict model (real CI histories have no conflict
+// labels) or when cfg.AllowPartial is set, and is otherwise an error wrapping ErrNoData. stage, when not nil, is called after each model with its
 // bundle file name.
 func fitAll(ctx context.Context, t tables, cfg *Config, stage func(name string)) (*Models, error) {
-	m := &Models{}
+	m := &Models{Baselines: map[string]*Baseline{}, LeftOut: map[string]string{}}
+	for kind, tb := range map[features.Kind]*features.Table{features.KindSuccess: t.success, features.KindConflict: t.conflict, features.KindBuildTime: t.buildtime} {
+		if tb.NRows() == 0 {
+			continue
+		}
+		for _, name := range Baselines[kind] {
+			b, err := FitBaseline(name, tb)
+			if err != nil {
+				return nil, err
+			}
+			m.Baselines[name] = b
+		}
+	}
 	fit := func(name string, tb *features.Table, classes bool, f func() error) error {
 		if reason := unusable(tb, classes); reason != "" {
-			if !cfg.AllowPartial {
+			if !cfg.AllowPartial && tb.Schema.Kind != features.KindConflict {
 				return fmt.Errorf("%w: %s: the %s table has %s (allow_partial leaves the model out)", ErrNoData, name, tb.Schema.Kind, reason)
 			}
-			cfg.log().Warn("model left out", "model", name, "reason", reason)
+			why := fmt.Sprintf("the %s table has %s", tb.Schema.Kind, reason)
+			if tb.Schema.Kind == features.KindConflict && tb.NRows() == 0 {
+				why += " (no labelled pair: the history has no queue builds that show conflicts)"
+			}
+			m.LeftOut[name] = why
+			cfg.log().Warn("model left out", "model", name, "reason", why)
 			return nil
 		}
 		if err := f(); err != nil {

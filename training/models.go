@@ -72,6 +72,12 @@ type Models struct {
 	// ngboost-lognormal.
 	SuccessGBM         *gbm.Model
 	BuildTimeLogNormal *ngboost.Model
+	// LeftOut says why each model file left out of a partial bundle is missing, by
+	// bundle file name (set by training; empty for a loaded bundle).
+	LeftOut map[string]string
+	// Baselines are the fitted baselines by name (BaselinePassRate, ...); a baseline
+	// whose table had no rows is absent.
+	Baselines map[string]*Baseline
 	// DevTable is the developer table frozen at the end of the training window; nil for
 	// the models fitted for the holdout evaluation.
 	DevTable *features.DevTable
@@ -136,6 +142,13 @@ func (m *Models) files() (map[string][]byte, error) {
 			return nil, err
 		}
 	}
+	for _, name := range baselineNames() {
+		if b := m.Baselines[name]; b != nil {
+			if err := put(baselineFile(name), b.WriteJSON); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if m.DevTable != nil {
 		if err := put(FileDevTable, func(w io.Writer) error { return features.WriteDevTable(w, m.DevTable) }); err != nil {
 			return nil, err
@@ -186,7 +199,7 @@ func loadModels(b *registry.Bundle, partial bool) (*Models, error) {
 		}
 		return nil
 	}
-	m := &Models{}
+	m := &Models{Baselines: map[string]*Baseline{}}
 	logisticOf := func(dst **logistic.Model, kind features.Kind) func([]byte) error {
 		return func(data []byte) error {
 			lm, err := logistic.ReadJSON(bytes.NewReader(data))
@@ -233,6 +246,23 @@ func loadModels(b *registry.Bundle, partial bool) (*Models, error) {
 			return err
 		}},
 	}
+	for _, name := range baselineNames() {
+		steps = append(steps, struct {
+			name     string
+			required bool
+			decode   func([]byte) error
+		}{baselineFile(name), false, func(data []byte) error {
+			bl, err := ReadBaseline(bytes.NewReader(data))
+			if err != nil {
+				return err
+			}
+			if bl.Name() != name {
+				return fmt.Errorf("holds baseline %s", bl.Name())
+			}
+			m.Baselines[name] = bl
+			return checkNames(bl.names, bl.Kind())
+		}})
+	}
 	for _, s := range steps {
 		if err := read(s.name, s.required, s.decode); err != nil {
 			return nil, err
@@ -257,12 +287,33 @@ type Predictions struct {
 	Conflict            []float64 // P(conflict) per conflict row
 	// BuildTime and BuildTimeLogNormal are predictive distributions per build-time row.
 	BuildTime, BuildTimeLogNormal eval.Predictive
+	// Baselines holds the classification baselines' probabilities (P(success) per
+	// success row, P(conflict) per conflict row) and BaselineBuildTime the build-time
+	// baselines' distributions, by baseline name.
+	Baselines         map[string][]float64
+	BaselineBuildTime map[string]eval.Predictive
 }
 
 // Predict runs every model of m on its table; a table without rows, or a model m lacks,
 // gives empty outputs.
 func (m *Models) Predict(success, conflict, buildtime *features.Table) *Predictions {
-	p := &Predictions{}
+	p := &Predictions{Baselines: map[string][]float64{}, BaselineBuildTime: map[string]eval.Predictive{}}
+	for name, b := range m.Baselines {
+		switch b.Kind() {
+		case features.KindSuccess:
+			if success.NRows() > 0 {
+				p.Baselines[name] = b.probabilities(success)
+			}
+		case features.KindConflict:
+			if conflict.NRows() > 0 {
+				p.Baselines[name] = b.probabilities(conflict)
+			}
+		case features.KindBuildTime:
+			if buildtime.NRows() > 0 {
+				p.BaselineBuildTime[name] = b.predictive(buildtime)
+			}
+		}
+	}
 	if x := success.Dense(); x != nil {
 		if m.Success != nil {
 			p.Success = m.Success.Predict(nil, x)

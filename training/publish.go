@@ -72,6 +72,70 @@ func (g Gate) String() string {
 	return strings.Join(parts, " and ")
 }
 
+// BaselineFailure is a section whose champion does not beat the best baseline on the
+// holdout.
+type BaselineFailure struct {
+	Metric   string  // manifest key of the champion's loss, e.g. "success.log_loss"
+	Champion float64 // the champion's holdout loss
+	Baseline string  // the best baseline's name
+	Value    float64 // the best baseline's holdout loss
+}
+
+// BaselineError is a bundle that Publish refused because a champion does not beat the
+// best baseline of its section on the holdout (Config.BaselineGate turns the check
+// off or to serving the baseline). It wraps ErrGate.
+type BaselineError struct {
+	Repo     string
+	Failures []BaselineFailure
+}
+
+// Error implements error.
+func (e *BaselineError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "training: baseline gate failed for %s:", e.Repo)
+	for i, f := range e.Failures {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		fmt.Fprintf(&b, " %s is %.6g, baseline %s has %.6g", f.Metric, f.Champion, f.Baseline, f.Value)
+	}
+	b.WriteString(" (the champion must have a lower holdout loss than the best baseline)")
+	return b.String()
+}
+
+// Unwrap returns ErrGate.
+func (e *BaselineError) Unwrap() error { return ErrGate }
+
+// CheckBaselines returns the sections of e whose champion's holdout loss (log loss for
+// success and conflict, NLL for build time) is not below the best baseline's, sorted by
+// metric. A section without a champion or without a baseline is not checked.
+func CheckBaselines(e *Evaluation) []BaselineFailure {
+	var out []BaselineFailure
+	check := func(metric string, champ float64, ok bool, section string) {
+		name, loss := e.BestBaseline(section)
+		if ok && name != "" && !(champ < loss) {
+			out = append(out, BaselineFailure{Metric: metric, Champion: champ, Baseline: name, Value: loss})
+		}
+	}
+	for model, c := range e.Success {
+		if roleOf(model) == roleChampion {
+			check("success.log_loss", c.LogLoss, true, "success")
+		}
+	}
+	for model, c := range e.Conflict {
+		if roleOf(model) == roleChampion {
+			check("conflict.log_loss", c.LogLoss, true, "conflict")
+		}
+	}
+	for model, d := range e.BuildTime {
+		if roleOf(model) == roleChampion {
+			check("buildtime.nll", d.NLL, true, "buildtime")
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Metric < out[j].Metric })
+	return out
+}
+
 // CheckGates compares the metrics of a new bundle with those of the champion's manifest
 // and returns the gated metrics that got worse by more than their gate allows, sorted by
 // key. A metric missing or NaN on either side is not checked.
@@ -125,7 +189,38 @@ func RegistryName(repo string) string {
 	return string(b)
 }
 
-// Publish checks res against the gates of res.Config and the current champion of its
+// ExtraConflictLeftOut and ExtraConflictPrior are the manifest extra keys of a bundle
+// without a P-conf model: why it has none, and the P-conf (Config.ConflictPrior) a
+// scorer of the bundle uses for overlapping pairs in its speculation math.
+const (
+	ExtraConflictLeftOut = "conflict_left_out"
+	ExtraConflictPrior   = "conflict_prior"
+)
+
+// ExtraServedBaselines is the manifest extra key naming, as "section=baseline" pairs
+// separated by spaces (e.g. "conflict=constant-rate"), the sections whose scorer model is
+// a baseline because the champion did not beat it (Config.BaselineGate
+// BaselineGateServe).
+const ExtraServedBaselines = "served_baselines"
+
+// ServedBaselines returns the sections of a manifest's ExtraServedBaselines with the
+// baseline each serves: "success", "conflict" or "buildtime" to a baseline name.
+func ServedBaselines(extra map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for f := range strings.FieldsSeq(extra[ExtraServedBaselines]) {
+		sec, name, ok := strings.Cut(f, "=")
+		kind, known := baselineKind[name]
+		if !ok || !known || kind.String() != sec {
+			return nil, fmt.Errorf("%w: manifest %s: %q is not section=baseline of that section", ErrBundle, ExtraServedBaselines, f)
+		}
+		out[sec] = name
+	}
+	return out, nil
+}
+
+// Publish checks that each champion of res beats the best baseline of its section on the
+// holdout (see Config.BaselineGate; by default a *BaselineError names the baseline that
+// won), then checks res against the gates of res.Config and the current champion of its
 // repository (under RegistryName(res.Repo)), writes it into reg as a new version, makes that version the champion and
 // keeps the newest Config.Retain versions. A failed gate returns a *GateError and
 // publishes nothing. A champion that cannot be loaded (another feature schema, a bad
@@ -135,6 +230,20 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 	log := cfg.log()
 	metrics := res.Metrics()
 	name := RegistryName(res.Repo)
+	var served []string
+	if f := CheckBaselines(res.Holdout); len(f) > 0 {
+		switch cfg.BaselineGate {
+		case BaselineGateOff:
+			log.Warn("champions do not beat the best baselines; publishing them anyway", "repo", res.Repo, "failures", fmt.Sprint(f))
+		case BaselineGateServe:
+			for _, x := range f {
+				served = append(served, x.Metric[:strings.IndexByte(x.Metric, '.')]+"="+x.Baseline)
+			}
+			log.Warn("champions do not beat the best baselines; the bundle serves the baselines", "repo", res.Repo, "served", strings.Join(served, " "))
+		default:
+			return "", &BaselineError{Repo: res.Repo, Failures: f}
+		}
+	}
 	if champ, err := reg.Champion(name); err == nil {
 		b, err := reg.Load(name, champ, SchemaHash())
 		if err != nil {
@@ -168,6 +277,7 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 			"holdout_cut":    res.Cut.Format(time.RFC3339Nano),
 			"champions":      "success=logistic conflict=logistic buildtime=ngboost-normal",
 			"challengers":    strings.Join(cfg.Challengers, ","),
+			"best_baselines": bestBaselinesText(res.Holdout),
 			"train_rows":     rowsText(res.TrainRows),
 			"window_rows":    rowsText(res.Rows),
 			"report":         report.HTMLFile,
@@ -187,6 +297,13 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 	if len(left) > 0 {
 		m.Extra[ExtraLeftOut] = strings.Join(left, ",")
 	}
+	if res.Models.Conflict == nil {
+		m.Extra[ExtraConflictLeftOut] = res.Models.LeftOut[FileConflict]
+		m.Extra[ExtraConflictPrior] = strconv.FormatFloat(cfg.conflictPrior(), 'g', -1, 64)
+	}
+	if len(served) > 0 {
+		m.Extra[ExtraServedBaselines] = strings.Join(served, " ")
+	}
 	version, err := reg.Publish(ctx, name, func(dir string) error { return res.WriteFiles(dir) }, m,
 		registry.PublishOptions{Champion: true})
 	if err != nil {
@@ -199,6 +316,18 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 		log.Info("retention removed versions", "repo", name, "removed", strings.Join(removed, ","))
 	}
 	return version, nil
+}
+
+// bestBaselinesText names the best baseline of each section with one, e.g.
+// "success=last-outcome buildtime=repo-lognormal".
+func bestBaselinesText(e *Evaluation) string {
+	var parts []string
+	for _, sec := range []string{"success", "conflict", "buildtime"} {
+		if n, _ := e.BestBaseline(sec); n != "" {
+			parts = append(parts, sec+"="+n)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 func rowsText(m map[string]int) string {

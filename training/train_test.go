@@ -251,6 +251,17 @@ func TestGateFails(t *testing.T) {
 	m.LogLoss *= 1.5
 	ev.Success[ModelLogistic] = m
 	worse.Holdout = &ev
+	// With the baseline gate on, the worse champion loses to a baseline first.
+	_, err = Publish(context.Background(), reg, &worse)
+	var be *BaselineError
+	if !errors.As(err, &be) || !errors.Is(err, ErrGate) || len(be.Failures) != 1 || be.Failures[0].Metric != "success.log_loss" {
+		t.Fatalf("Publish(worse) = %v, want a *BaselineError on success.log_loss", err)
+	}
+	if name, loss := res.Holdout.BestBaseline("success"); be.Failures[0].Baseline != name || be.Failures[0].Value != loss ||
+		!strings.Contains(err.Error(), name) {
+		t.Errorf("baseline failure %+v (%v), want the best baseline %s (%v) named", be.Failures[0], err, name, loss)
+	}
+	worse.Config.BaselineGate = BaselineGateOff
 	_, err = Publish(context.Background(), reg, &worse)
 	var ge *GateError
 	if !errors.As(err, &ge) || !errors.Is(err, ErrGate) {

@@ -108,6 +108,9 @@ func printFeaturesSummary(e *env, h *datasets.History, rep *datasets.Report, tb 
 	for _, r := range reasons {
 		fmt.Fprintf(e.stderr, "features: skipped %d: %s\n", tb.Skipped[r], r)
 	}
+	if tb.NRows() == 0 {
+		fmt.Fprintf(e.stderr, "features: the %s table is empty (no candidate has a label; the skip counts above say why)\n", kind)
+	}
 	if rep != nil {
 		for i := range rep.Tables {
 			t := &rep.Tables[i]

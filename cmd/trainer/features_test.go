@@ -138,3 +138,38 @@ func TestFeaturesLenient(t *testing.T) {
 		t.Errorf("lenient summary does not count the skipped row:\n%s", stderr)
 	}
 }
+
+// TestFeaturesEmptyConflict checks that a history without conflict labels (as real CI
+// histories are: no affected targets, no queue) writes an empty conflict table in every
+// format, with the candidates counted by skip reason.
+func TestFeaturesEmptyConflict(t *testing.T) {
+	h, err := synth.Generate(context.Background(), synth.Config{Profile: "go", Days: 0.25, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range h.Changes {
+		h.Changes[i].AffectedTargets = nil
+	}
+	h.Pairs = nil
+	dir := filepath.Join(t.TempDir(), "hist")
+	if err := datasets.WriteHistory(context.Background(), dir, h, datasets.FormatCSV); err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []string{".csv", ".parquet", ".arrow"} {
+		out := filepath.Join(t.TempDir(), "conflict"+ext)
+		_, stderr, err := runCmd(t, "features", "--history", dir, "--task", "conflict", "--out", out)
+		if err != nil {
+			t.Fatalf("features --task conflict (%s): %v\n%s", ext, err, stderr)
+		}
+		if !strings.Contains(stderr, "wrote 0 rows") || !strings.Contains(stderr, features.SkipUnknownTargets) {
+			t.Errorf("%s: summary lacks the empty table or the skip reason:\n%s", ext, stderr)
+		}
+		f, err := datasets.ReadFrame(context.Background(), out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.NRows() != 0 || len(f.Columns) != features.NConflict+1 {
+			t.Errorf("%s: %d rows x %d columns, want 0 x %d", out, f.NRows(), len(f.Columns), features.NConflict+1)
+		}
+	}
+}

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,13 +18,13 @@ func init() {
 	register(command{name: "train", summary: "train, evaluate and publish a model bundle from a history", run: runTrain})
 }
 
-const trainUsage = "--history DIR --registry REG [--repo NAME] [--as-of T] [--window 90d] [--challengers gbm-success,ngboost-lognormal] [--config trainer.json] [--lenient]"
+const trainUsage = "--history DIR --registry REG [--repo NAME] [--as-of T] [--window 90d] [--challengers gbm-success,ngboost-lognormal] [--baseline-gate refuse|serve|off] [--config trainer.json] [--lenient]"
 
 // trainFlags are the flags train and schedule share: they fill a training.Config on top
 // of the --config file.
 type trainFlags struct {
-	history, registry, repo, asOf, window, challengers, config *string
-	lenient                                                    *bool
+	history, registry, repo, asOf, window, challengers, config, baselineGate *string
+	lenient                                                                  *bool
 }
 
 func addTrainFlags(fs interface {
@@ -37,7 +39,9 @@ func addTrainFlags(fs interface {
 		window:      fs.String("window", "", "length of the window before --as-of: 90d, 2160h (default 90d)"),
 		challengers: fs.String("challengers", "", "comma-separated challengers to train too: gbm-success, ngboost-lognormal"),
 		config:      fs.String("config", "", "JSON training config (training.Config); flags override its fields"),
-		lenient:     fs.Bool("lenient", false, "skip history rows with problems instead of failing"),
+		baselineGate: fs.String("baseline-gate", "", "when a champion does not beat the best baseline on the holdout: refuse the bundle (default), "+
+			"serve the baseline in its place, or off (publish anyway)"),
+		lenient: fs.Bool("lenient", false, "skip history rows with problems instead of failing"),
 	}
 }
 
@@ -67,6 +71,9 @@ func (f *trainFlags) trainingConfig(e *env) (training.Config, error) {
 		if cfg.Challengers, err = training.ParseChallengers(*f.challengers); err != nil {
 			return cfg, fmt.Errorf("%w: --challengers: %w", errUsage, err)
 		}
+	}
+	if *f.baselineGate != "" {
+		cfg.BaselineGate = *f.baselineGate
 	}
 	cfg.Log = e.log
 	return cfg, nil
@@ -149,6 +156,18 @@ func printStages(e *env, res *training.Result, publish, total time.Duration) {
 	fmt.Fprintf(&b, "  rows: success %d, conflict %d, buildtime %d (training before the cut: %d, %d, %d)\n",
 		res.Rows["success"], res.Rows["conflict"], res.Rows["buildtime"],
 		res.TrainRows["success"], res.TrainRows["conflict"], res.TrainRows["buildtime"])
+	for _, name := range slices.Sorted(maps.Keys(res.Models.LeftOut)) {
+		fmt.Fprintf(&b, "  left out: %s (%s)\n", name, res.Models.LeftOut[name])
+	}
+	for _, sec := range []string{"success", "conflict", "buildtime"} {
+		if name, loss := res.Holdout.BestBaseline(sec); name != "" {
+			skill := "skill_log_loss"
+			if sec == "buildtime" {
+				skill = "skill_nll"
+			}
+			fmt.Fprintf(&b, "  best baseline of %s: %s (holdout loss %.4f; champion %s %.4f)\n", sec, name, loss, skill, m(sec+"."+skill))
+		}
+	}
 	fmt.Fprintf(&b, "  holdout: success auc %.4f log loss %.4f; conflict auc %.4f log loss %.4f; buildtime mape %.2f%% nll %.4f crps %.2f\n",
 		m("success.auc"), m("success.log_loss"), m("conflict.auc"), m("conflict.log_loss"),
 		m("buildtime.mape"), m("buildtime.nll"), m("buildtime.crps"))

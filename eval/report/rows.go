@@ -39,7 +39,7 @@ func ClassifierRows(byModel map[string]eval.ClassifierMetrics) []Metric {
 }
 
 // DistributionRows returns the metrics-table rows of predictive distributions, one value
-// per model in byModel: NLL, CRPS, MAPE, RMSE and MAE of the mean, and the coverage of
+// per model in byModel: NLL, CRPS, MAPE, median APE, RMSE and MAE of the mean, and the coverage of
 // each of eval.CoverageLevels, in that order. unit (e.g. "s") labels the rows in the
 // units of the target; coverage rows have no direction, since the best value is the
 // nominal one.
@@ -56,6 +56,7 @@ func DistributionRows(unit string, byModel map[string]eval.DistributionMetrics) 
 		{"NLL (nats)", "lower", func(m eval.DistributionMetrics) float64 { return m.NLL }},
 		{"CRPS" + u, "lower", func(m eval.DistributionMetrics) float64 { return m.CRPS }},
 		{"MAPE of mean (%)", "lower", func(m eval.DistributionMetrics) float64 { return m.Point.MAPE }},
+		{"median APE of mean (%)", "lower", func(m eval.DistributionMetrics) float64 { return m.Point.MdAPE }},
 		{"RMSE of mean" + u, "lower", func(m eval.DistributionMetrics) float64 { return m.Point.RMSE }},
 		{"MAE of mean" + u, "lower", func(m eval.DistributionMetrics) float64 { return m.Point.MAE }},
 	}

@@ -2,6 +2,7 @@ package bundleload
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/sqpredict/sqpredict/registry"
@@ -12,9 +13,9 @@ import (
 
 // Loader returns a server.LoadFunc that loads versions of repo from reg: registry.Load
 // checks the manifest, every checksum and the feature schema hash against
-// training.SchemaHash (the code of this binary), training.LoadModels reads every model
-// and checks its columns, and scoring.NewScorer checks the models' widths. Any failure
-// leaves the server with the model it has.
+// training.SchemaHash (the code of this binary), training.LoadPartialModels reads every
+// model and checks its columns, and scoring.NewScorer checks the models' widths. Any
+// failure leaves the server with the model it has.
 func Loader(reg *registry.Registry, repo string) server.LoadFunc {
 	return func(role registry.Role, version string) (*server.Model, error) {
 		b, err := reg.Load(repo, version, training.SchemaHash())
@@ -25,13 +26,64 @@ func Loader(reg *registry.Registry, repo string) server.LoadFunc {
 	}
 }
 
-// FromBundle builds the server model of the verified bundle b.
+// FromBundle builds the server model of the verified bundle b. A section the manifest
+// serves with a baseline (training.ExtraServedBaselines) is scored by that baseline. A
+// bundle without a P-conf model (left out because its history had no conflict labels)
+// gets a scorer without one (scoring.NewScorerNoConflict), whose conflict prior is the
+// manifest's training.ExtraConflictPrior; a bundle without a success or build-time
+// model cannot be served.
 func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
-	ms, err := training.LoadModels(b)
+	ms, err := training.LoadPartialModels(b)
 	if err != nil {
 		return nil, err
 	}
-	sc, err := scoring.NewScorer(ms.Success, ms.Conflict, ms.BuildTime, ms.DevTable)
+	served, err := training.ServedBaselines(b.Manifest.Extra)
+	if err != nil {
+		return nil, err
+	}
+	var success, conflict scoring.Predictor
+	var buildTime scoring.DistPredictor
+	if ms.Success != nil {
+		success = ms.Success
+	}
+	if ms.Conflict != nil {
+		conflict = ms.Conflict
+	}
+	if ms.BuildTime != nil {
+		buildTime = ms.BuildTime
+	}
+	for sec, name := range served {
+		bl := ms.Baselines[name]
+		if bl == nil {
+			return nil, fmt.Errorf("bundleload: %s: the manifest serves %s with baseline %s, which the bundle lacks", b.Dir, sec, name)
+		}
+		switch sec {
+		case "success":
+			success = bl
+		case "conflict":
+			conflict = bl
+		case "buildtime":
+			buildTime = bl
+		}
+	}
+	var sc *scoring.Scorer
+	switch {
+	case success == nil || buildTime == nil:
+		return nil, fmt.Errorf("bundleload: %s: %w: a scorer needs the success and build-time models (left out: %s)",
+			b.Dir, scoring.ErrNoModel, b.Manifest.Extra[training.ExtraLeftOut])
+	case conflict == nil:
+		prior, perr := strconv.ParseFloat(b.Manifest.Extra[training.ExtraConflictPrior], 64)
+		if perr != nil {
+			return nil, fmt.Errorf("bundleload: %s: no P-conf model and no valid %s in the manifest: %w", b.Dir, training.ExtraConflictPrior, perr)
+		}
+		why := "the bundle has no P-conf model"
+		if r := b.Manifest.Extra[training.ExtraConflictLeftOut]; r != "" {
+			why += ": " + r
+		}
+		sc, err = scoring.NewScorerNoConflict(success, buildTime, ms.DevTable, why, prior)
+	default:
+		sc, err = scoring.NewScorer(success, conflict, buildTime, ms.DevTable)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("bundleload: %s: %w", b.Dir, err)
 	}
