@@ -123,6 +123,11 @@ func (d *Dataset) binFeature(f int, col, sorted []float64, maxBin int) error {
 		if math.IsInf(v, 0) {
 			return fmt.Errorf("%w: row %d, column %d: infinite value", ErrBadData, i, f)
 		}
+		if v >= -kZeroThreshold && v <= kZeroThreshold {
+			// LightGBM's loaders read such values as 0 (and so does prediction).
+			v = 0
+			col[i] = 0
+		}
 		if !math.IsNaN(v) {
 			sorted = append(sorted, v)
 		}
