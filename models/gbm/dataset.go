@@ -91,6 +91,11 @@ func NewDataset(x mat.Matrix, maxBin int) (*Dataset, error) {
 		col := cols[w]
 		if rv, ok := x.(mat.RawColViewer); ok {
 			copy(col, rv.RawColView(f))
+		} else if rm, ok := x.(mat.RawMatrixer); ok {
+			raw := rm.RawMatrix()
+			for i := range col {
+				col[i] = raw.Data[i*raw.Stride+f]
+			}
 		} else {
 			for i := range col {
 				col[i] = x.At(i, f)
