@@ -6,12 +6,11 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/sqpredict/sqpredict/datasets"
+	"github.com/sqpredict/sqpredict/datasets/columnar"
 	"github.com/sqpredict/sqpredict/eval"
 )
 
@@ -93,27 +92,36 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
-	tr, err := datasets.ReadFrame(ctx, *train)
+	header, err := columnar.Header(*train)
 	if err != nil {
 		return err
 	}
-	names, truth, err := featureNames(tr, *train, *target, features.values, drop.values, categorical.values)
+	cols, truth, err := chooseColumns(header, *train, *target, features.values, drop.values, categorical.values)
 	if err != nil {
 		return err
 	}
 	if len(truth) > 0 {
 		fmt.Fprintf(e.stderr, "fit: left out the truth columns %s (name them in --features to use them)\n", strings.Join(truth, ", "))
 	}
+	opt := columnar.Options{Columns: append(slices.Clone(cols), *target)}
+	tr, err := columnar.Read(ctx, *train, opt)
+	if err != nil {
+		return err
+	}
+	names, err := featureNames(tr, cols, categorical.values)
+	if err != nil {
+		return err
+	}
 	in := &fitInput{features: names, params: ps, log: e.stderr}
-	if in.x, in.y, err = frameData(tr, *train, names, *target); err != nil {
+	if in.x, in.y, err = tableData(tr, names, *target); err != nil {
 		return err
 	}
 	if *valid != "" {
-		va, err := datasets.ReadFrame(ctx, *valid)
+		va, err := columnar.Read(ctx, *valid, opt)
 		if err != nil {
 			return err
 		}
-		if in.validX, in.validY, err = frameData(va, *valid, names, *target); err != nil {
+		if in.validX, in.validY, err = tableData(va, names, *target); err != nil {
 			return err
 		}
 	}
@@ -144,20 +152,18 @@ func runFit(ctx context.Context, e *env, args []string) error {
 // never features unless --features names them.
 const truthPrefix = "true_"
 
-// featureNames returns the model's input columns for the training table fr (read from
-// path): the chosen columns in table order, each --categorical one replaced by its
-// "col=value" indicator columns (see algo.go). Without --features, the truth columns
-// (truthPrefix) are left out and returned as truth.
-func featureNames(fr *datasets.Frame, path, target string, keep, drop, categorical []string) (names, truth []string, err error) {
-	if fr.Index(target) < 0 {
-		return nil, nil, fmt.Errorf("%s: no target column %q (%s)", path, target, columnList(fr))
+// chooseColumns returns the feature columns of a training table with the given header
+// (read from path): --features in their order, or every column but the target, the
+// --drop columns and the truth columns (truthPrefix, returned as truth).
+func chooseColumns(header []string, path, target string, keep, drop, categorical []string) (cols, truth []string, err error) {
+	if !slices.Contains(header, target) {
+		return nil, nil, fmt.Errorf("%s: no target column %q (%s)", path, target, columnList(header))
 	}
-	var cols []string
 	if len(keep) > 0 {
 		for _, c := range keep {
 			switch {
-			case fr.Index(c) < 0:
-				return nil, nil, fmt.Errorf("%s: no column %q (--features; %s)", path, c, columnList(fr))
+			case !slices.Contains(header, c):
+				return nil, nil, fmt.Errorf("%s: no column %q (--features; %s)", path, c, columnList(header))
 			case c == target:
 				return nil, nil, fmt.Errorf("%w: --features lists the target column %q", errUsage, c)
 			case slices.Contains(cols, c):
@@ -167,17 +173,17 @@ func featureNames(fr *datasets.Frame, path, target string, keep, drop, categoric
 		}
 	} else {
 		for _, c := range drop {
-			if fr.Index(c) < 0 {
-				return nil, nil, fmt.Errorf("%s: no column %q (--drop; %s)", path, c, columnList(fr))
+			if !slices.Contains(header, c) {
+				return nil, nil, fmt.Errorf("%s: no column %q (--drop; %s)", path, c, columnList(header))
 			}
 		}
-		for _, c := range fr.Columns {
+		for _, c := range header {
 			switch {
-			case c.Name == target || slices.Contains(drop, c.Name):
-			case strings.HasPrefix(c.Name, truthPrefix):
-				truth = append(truth, c.Name)
+			case c == target || slices.Contains(drop, c):
+			case strings.HasPrefix(c, truthPrefix):
+				truth = append(truth, c)
 			default:
-				cols = append(cols, c.Name)
+				cols = append(cols, c)
 			}
 		}
 	}
@@ -186,15 +192,26 @@ func featureNames(fr *datasets.Frame, path, target string, keep, drop, categoric
 			return nil, nil, fmt.Errorf("%w: --categorical %q is not one of the feature columns", errUsage, c)
 		}
 	}
+	if len(cols) == 0 {
+		return nil, nil, fmt.Errorf("%s: no feature columns", path)
+	}
+	return cols, truth, nil
+}
+
+// featureNames returns the model's input columns for the training table tb: the
+// columns cols in order, each --categorical one replaced by its "col=value" indicator
+// columns (see algo.go), one per level seen in tb, sorted.
+func featureNames(tb *columnar.Table, cols, categorical []string) ([]string, error) {
+	var names []string
 	for _, c := range cols {
 		if !slices.Contains(categorical, c) {
 			names = append(names, c)
 			continue
 		}
-		col := &fr.Columns[fr.Index(c)]
+		col := &tb.Columns[tb.Index(c)]
 		seen := map[string]bool{}
-		for i := range fr.NRows() {
-			if v, ok := cellString(col, i); ok {
+		for i := range tb.NRows {
+			if v, ok := col.Level(i); ok {
 				seen[v] = true
 			}
 		}
@@ -207,102 +224,102 @@ func featureNames(fr *datasets.Frame, path, target string, keep, drop, categoric
 			names = append(names, c+"="+v)
 		}
 	}
-	if len(names) == 0 {
-		return nil, nil, fmt.Errorf("%s: no feature columns", path)
-	}
 	seen := map[string]bool{}
 	for _, n := range names {
 		if seen[n] {
-			return nil, nil, fmt.Errorf("%s: feature %q occurs twice (a one-hot column has the name of another column)", path, n)
+			return nil, fmt.Errorf("%s: feature %q occurs twice (a one-hot column has the name of another column)", tb.Path, n)
 		}
 		seen[n] = true
 	}
-	return names, truth, nil
+	return names, nil
 }
 
-// columnList lists the first columns of fr for an error message.
-func columnList(fr *datasets.Frame) string {
+// columnList lists the first names of a header for an error message.
+func columnList(header []string) string {
 	const show = 12
-	names := make([]string, 0, show)
-	for i := range min(len(fr.Columns), show) {
-		names = append(names, fr.Columns[i].Name)
-	}
-	s := "columns: " + strings.Join(names, ", ")
-	if more := len(fr.Columns) - show; more > 0 {
+	s := "columns: " + strings.Join(header[:min(len(header), show)], ", ")
+	if more := len(header) - show; more > 0 {
 		s += fmt.Sprintf(" and %d more", more)
 	}
 	return s
 }
 
-// cellString returns row i of a categorical column as a category: the string, or a
-// number formatted with strconv.FormatFloat(v, 'g', -1, 64). ok is false for a missing
-// cell ("" or NaN).
-func cellString(c *datasets.Column, i int) (v string, ok bool) {
-	if c.Strings != nil {
-		return c.Strings[i], c.Strings[i] != ""
-	}
-	f := c.Floats[i]
-	if f != f {
-		return "", false
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64), true
-}
-
-// frameData returns the feature matrix (frameMatrix) and the target column of fr.
-func frameData(fr *datasets.Frame, path string, names []string, target string) (*mat.Dense, []float64, error) {
-	j := fr.Index(target)
+// tableData returns the feature matrix (tableMatrix) and the target column of tb.
+func tableData(tb *columnar.Table, names []string, target string) (*mat.Dense, []float64, error) {
+	j := tb.Index(target)
 	if j < 0 {
-		return nil, nil, fmt.Errorf("%s: no target column %q", path, target)
+		return nil, nil, fmt.Errorf("%s: no target column %q", tb.Path, target)
 	}
-	col := &fr.Columns[j]
-	if col.Strings != nil {
-		for i, s := range col.Strings {
-			if _, err := strconv.ParseFloat(s, 64); err != nil {
-				return nil, nil, fmt.Errorf("%s: target column %q, %s: %q is not a number", path, target, rowName(path, i), s)
-			}
-		}
-		return nil, nil, fmt.Errorf("%s: target column %q holds strings, not numbers", path, target)
+	col := &tb.Columns[j]
+	if err := col.NumberError(tb.Path); err != nil {
+		return nil, nil, fmt.Errorf("target column %q: %w", target, err)
 	}
-	for i, v := range col.Floats {
+	for i, v := range col.Values {
 		if v != v {
-			return nil, nil, fmt.Errorf("%s: target column %q, %s: missing value", path, target, rowName(path, i))
+			return nil, nil, fmt.Errorf("%s: target column %q, %s: missing value", tb.Path, target, rowName(tb.Path, i))
 		}
 	}
-	x, err := frameMatrix(fr, path, names)
+	x, err := tableMatrix(tb, names)
 	if err != nil {
 		return nil, nil, err
 	}
-	return x, col.Floats, nil
+	return x, col.Values, nil
 }
 
-// frameMatrix returns the rows of fr as a matrix whose columns are the model features
+// neededColumns returns the columns of a table with the given header that the model
+// features names read: the column of each name, or for a name "col=value" without such
+// a column, col. A name matching neither is an error.
+func neededColumns(path string, header, names []string) ([]string, error) {
+	var cols []string
+	add := func(c string) {
+		if !slices.Contains(cols, c) {
+			cols = append(cols, c)
+		}
+	}
+	for _, name := range names {
+		if slices.Contains(header, name) {
+			add(name)
+			continue
+		}
+		c, _, ok := oneHotSource(header, name)
+		if !ok {
+			return nil, fmt.Errorf("%s: missing column %q", path, name)
+		}
+		add(c)
+	}
+	return cols, nil
+}
+
+// tableMatrix returns the rows of tb as a matrix whose columns are the model features
 // names, matched by name: a numeric column of that name, or for a name "col=value"
 // without such a column, the 0/1 indicator of value in column col (missing cells and
-// unseen values give 0). A string column used as a number, a missing column and a
-// table without rows are errors naming them.
-func frameMatrix(fr *datasets.Frame, path string, names []string) (*mat.Dense, error) {
-	n, d := fr.NRows(), len(names)
+// unseen values give 0). A text column used as a number, a missing column and a table
+// without rows are errors naming them.
+func tableMatrix(tb *columnar.Table, names []string) (*mat.Dense, error) {
+	n, d := tb.NRows, len(names)
 	if n == 0 {
-		return nil, fmt.Errorf("%s: no rows", path)
+		return nil, fmt.Errorf("%s: no rows", tb.Path)
 	}
 	data := make([]float64, n*d)
+	header := tb.Names()
 	for j, name := range names {
-		if k := fr.Index(name); k >= 0 {
-			col := &fr.Columns[k]
-			if col.Strings != nil {
-				return nil, nonNumeric(path, col)
+		if k := tb.Index(name); k >= 0 {
+			col := &tb.Columns[k]
+			if err := col.NumberError(tb.Path); err != nil {
+				return nil, fmt.Errorf("%w (use --categorical %s to one-hot encode a text column)", err, col.Name)
 			}
-			for i, v := range col.Floats {
+			for i, v := range col.Values {
 				data[i*d+j] = v
 			}
 			continue
 		}
-		col, value, ok := oneHotSource(fr, name)
+		c, value, ok := oneHotSource(header, name)
 		if !ok {
-			return nil, fmt.Errorf("%s: missing column %q", path, name)
+			return nil, fmt.Errorf("%s: missing column %q", tb.Path, name)
 		}
+		col := &tb.Columns[tb.Index(c)]
 		for i := range n {
-			if v, ok := cellString(col, i); ok && v == value {
+			if v, ok := col.Level(i); ok && v == value {
 				data[i*d+j] = 1
 			}
 		}
@@ -310,33 +327,23 @@ func frameMatrix(fr *datasets.Frame, path string, names []string) (*mat.Dense, e
 	return mat.NewDense(n, d, data), nil
 }
 
-// oneHotSource finds the column col and the value of a one-hot feature name
-// "col=value", preferring the longest col that fr has.
-func oneHotSource(fr *datasets.Frame, name string) (*datasets.Column, string, bool) {
+// oneHotSource finds the column and the value of a one-hot feature name "col=value",
+// preferring the longest col that the header has.
+func oneHotSource(header []string, name string) (string, string, bool) {
 	for i := len(name) - 1; i > 0; i-- {
 		if name[i] != '=' {
 			continue
 		}
-		if k := fr.Index(name[:i]); k >= 0 {
-			return &fr.Columns[k], name[i+1:], true
+		if slices.Contains(header, name[:i]) {
+			return name[:i], name[i+1:], true
 		}
 	}
-	return nil, "", false
-}
-
-// nonNumeric is the error for a string column where numbers are needed, naming its
-// first cell that is not a number.
-func nonNumeric(path string, col *datasets.Column) error {
-	for i, s := range col.Strings {
-		if _, err := strconv.ParseFloat(s, 64); s != "" && err != nil {
-			return fmt.Errorf("%s: column %q, %s: %q is not a number (use --categorical %s to one-hot encode a string column)", path, col.Name, rowName(path, i), s, col.Name)
-		}
-	}
-	return fmt.Errorf("%s: column %q holds strings, not numbers (use --categorical %s to one-hot encode it)", path, col.Name, col.Name)
+	return "", "", false
 }
 
 // rowName names data row i (0-based) of the table at path: "row N" counting from 1,
-// with the line number for CSV files, whose header is line 1.
+// with the line number for CSV files, whose header is line 1 (for files without
+// multi-line quoted fields).
 func rowName(path string, i int) string {
 	if strings.EqualFold(filepath.Ext(path), ".csv") {
 		return fmt.Sprintf("row %d (line %d)", i+1, i+2)

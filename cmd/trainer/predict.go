@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/sqpredict/sqpredict/datasets"
+	"github.com/sqpredict/sqpredict/datasets/columnar"
 )
 
 func init() {
@@ -40,11 +41,19 @@ func runPredict(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", *model, err)
 	}
-	fr, err := datasets.ReadFrame(ctx, *data)
+	header, err := columnar.Header(*data)
 	if err != nil {
 		return err
 	}
-	x, err := frameMatrix(fr, *data, p.featureNames())
+	need, err := neededColumns(*data, header, p.featureNames())
+	if err != nil {
+		return err
+	}
+	tb, err := columnar.Read(ctx, *data, columnar.Options{Columns: need})
+	if err != nil {
+		return err
+	}
+	x, err := tableMatrix(tb, p.featureNames())
 	if err != nil {
 		return err
 	}

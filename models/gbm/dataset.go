@@ -91,6 +91,11 @@ func NewDataset(x mat.Matrix, maxBin int) (*Dataset, error) {
 		col := cols[w]
 		if rv, ok := x.(mat.RawColViewer); ok {
 			copy(col, rv.RawColView(f))
+		} else if rm, ok := x.(mat.RawMatrixer); ok {
+			raw := rm.RawMatrix()
+			for i := range col {
+				col[i] = raw.Data[i*raw.Stride+f]
+			}
 		} else {
 			for i := range col {
 				col[i] = x.At(i, f)
@@ -122,6 +127,11 @@ func (d *Dataset) binFeature(f int, col, sorted []float64, maxBin int) error {
 	for i, v := range col {
 		if math.IsInf(v, 0) {
 			return fmt.Errorf("%w: row %d, column %d: infinite value", ErrBadData, i, f)
+		}
+		if v >= -kZeroThreshold && v <= kZeroThreshold {
+			// LightGBM's loaders read such values as 0 (and so does prediction).
+			v = 0
+			col[i] = 0
 		}
 		if !math.IsNaN(v) {
 			sorted = append(sorted, v)

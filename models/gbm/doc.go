@@ -36,7 +36,11 @@
 // Predictions are written into a slice named dst: nil means allocate, a wrong length
 // panics, as does a matrix without NFeatures columns. Multiclass outputs are row-major,
 // NClasses values per row. A numerical split sends x left when x <= threshold, as
-// LightGBM does. Missing values follow each split's learned default direction.
+// LightGBM does. Missing values follow each split's learned default direction. Like
+// LightGBM's parsers and C API, training and prediction read every value with
+// |x| <= kZeroThreshold (1.0000000180025095e-35, LightGBM's 1e-35f) as 0, so a row at
+// exactly ±kZeroThreshold takes the branch of 0 (the compiled walks move thresholds
+// inside that band to its edge instead of testing every value).
 //
 // # Prediction
 //

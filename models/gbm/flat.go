@@ -73,10 +73,7 @@ func compile(trees []*Tree) *flatModel {
 			}
 			n := &t.nodes[it.idx]
 			child := f.roots[ti] + int32(len(queue))
-			th := n.threshold
-			if th == 0 {
-				th = 0 // -0 becomes +0, for step
-			}
+			th := zeroThreshold(n.threshold) // never 0 or -0, which step relies on
 			f.nodes = append(f.nodes, fnode{threshold: th, feature: n.feature, child: child})
 			f.value = append(f.value, 0)
 			var nr uint8
@@ -102,7 +99,7 @@ func compile(trees []*Tree) *flatModel {
 // rule). A leaf stays where it is. The row's values must be finite (stepNaN handles
 // the others). The direction is the sign bit of threshold - x, with no branch to
 // mispredict: for finite x the rounded difference has the sign of the exact one, it is
-// zero only when x == threshold, and compile turns a threshold of -0 into +0, so the
+// zero only when x == threshold, and compile's thresholds are never ±0, so the
 // sign bit is 1 exactly when x > threshold; an infinite threshold gives an infinite
 // difference of its own sign.
 func step(nodes []fnode, i int32, data []float64, off int) int32 {

@@ -150,7 +150,9 @@ func (t *Tree) numericalLeaf(row []float64) uint32 {
 	}
 }
 
-// numericalLeft is LightGBM's NumericalDecision (tree.h). NaN counts as 0 unless the
+// numericalLeft is LightGBM's NumericalDecision (tree.h), applied to the value LightGBM
+// would see: its parsers and C API set every value with |x| <= kZeroThreshold to 0
+// before walking the trees, so such a value compares as 0. NaN counts as 0 unless the
 // missing type is NaN. A missing value (NaN for missing type NaN; a value within
 // kZeroThreshold of 0, NaN included, for missing type Zero) follows the default
 // direction. Otherwise x goes left when x <= threshold: LightGBM's comparison is
@@ -166,7 +168,26 @@ func numericalLeft(n *node, x float64) bool {
 	if n.flags&flagMissingZero != 0 && x >= -kZeroThreshold && x <= kZeroThreshold {
 		return n.flags&flagDefaultLeft != 0
 	}
+	if x >= -kZeroThreshold && x <= kZeroThreshold {
+		x = 0
+	}
 	return x <= n.threshold
+}
+
+// zeroThreshold returns the threshold th' for which x <= th' decides like x <= th after
+// LightGBM's input rule (|x| <= kZeroThreshold becomes 0), for every x. Only
+// thresholds inside the zero band change: for 0 <= th < kZeroThreshold the whole band
+// goes left, so th' = kZeroThreshold; for -kZeroThreshold <= th < 0 the band goes
+// right, so th' is the float just below -kZeroThreshold. The compiled walks use th' so
+// that they need no test of x.
+func zeroThreshold(th float64) float64 {
+	switch {
+	case th >= 0 && th < kZeroThreshold:
+		return kZeroThreshold
+	case th >= -kZeroThreshold && th < 0:
+		return math.Nextafter(-kZeroThreshold, math.Inf(-1))
+	}
+	return th
 }
 
 // categoricalLeft is LightGBM's CategoricalDecision (tree.h): NaN goes right whatever
