@@ -346,10 +346,10 @@ type search struct {
 	heap       []item
 	kept       []bool
 	// ids counts the entries of Landed and Rejected of the plan's nodes so far.
-	ids        int
-	logThr     float64
-	zThr       float64
-	plan       Plan
+	ids    int
+	logThr float64
+	zThr   float64
+	plan   Plan
 }
 
 func newSearch(ctx context.Context, q *Queue, g *graph, cfg *Config) *search {
