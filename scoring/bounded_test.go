@@ -168,7 +168,7 @@ func TestStaleBase(t *testing.T) {
 		switch {
 		case nd.Action == Start:
 			start++
-		case nd.Action == Abort && nd.Build == 0 && nd.PNeeded == 0:
+		case nd.Action == Abort && nd.Build == 0 && nd.PNeeded == 0 && nd.StaleBase:
 			abort++
 		}
 	}

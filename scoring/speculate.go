@@ -180,6 +180,9 @@ type Node struct {
 	// Build is the index in Queue.Builds of the running build for Keep and Abort, -1
 	// for Start.
 	Build int
+	// StaleBase reports an aborted build whose base is stale (Build.StaleBase): the
+	// engine should build its node again, and the plan may list that node as Start.
+	StaleBase bool
 }
 
 // Plan is the result of Speculate.
@@ -900,7 +903,7 @@ func (s *search) abortRest() error {
 			continue
 		}
 		j := bd.Change
-		nd := Node{Change: j, Action: Abort, Build: b, LogPNeeded: math.Inf(-1)}
+		nd := Node{Change: j, Action: Abort, Build: b, LogPNeeded: math.Inf(-1), StaleBase: bd.StaleBase}
 		if s.state[j] == pending && !bd.StaleBase && s.ids+len(s.plan.Decisions[j].WaitingFor) > s.cfg.MaxNodeIDs {
 			s.truncate(LimitMaxNodeIDs)
 		} else if s.state[j] == pending && !bd.StaleBase {
