@@ -141,22 +141,67 @@ func BestBatchSize(s BatchScheme, q float64, maxB int) (BatchSizes, error) {
 // batch holds the remainder), for every b from 1 to len(pSucc), and the best b. ByB for
 // b = len(pSucc) is BatchCost of the whole list as one batch.
 //
+// The log-probability that a range of changes all succeed comes from prefix sums, so
+// size b costs O(n/b) and all sizes together O(n log n) (the harmonic sum).
+//
 // An empty list, or a probability outside [0, 1] or NaN, returns an error wrapping
 // ErrInvalidBatch.
 func BestBatchSizeList(s BatchScheme, pSucc []float64) (BatchSizes, error) {
 	if err := checkBatch(s, pSucc); err != nil {
 		return BatchSizes{}, err
 	}
-	by := make([]float64, len(pSucc))
-	for b := 1; b <= len(pSucc); b++ {
+	n := len(pSucc)
+	pre := newLogPrefix(pSucc)
+	by := make([]float64, n)
+	for b := 1; b <= n; b++ {
 		total := 0.0
-		for lo := 0; lo < len(pSucc); lo += b {
-			chunk := pSucc[lo:min(lo+b, len(pSucc))]
-			total += batchBuilds(s, len(chunk), func(l, h int) float64 { return logAllSucceed(chunk[l:h]) })
+		for lo := 0; lo < n; lo += b {
+			base, size := lo, min(b, n-lo)
+			total += batchBuilds(s, size, func(l, h int) float64 { return pre.logAll(base+l, base+h) })
 		}
-		by[b-1] = total / float64(len(pSucc))
+		by[b-1] = total / float64(n)
 	}
 	return best(by), nil
+}
+
+// logPrefix answers log ∏ p over index ranges of a list in O(1): sum[i] is the sum of
+// log p over the positive p of the first i entries, and zeros[i] counts the zero p among
+// them (whose logarithm, -Inf, would make differences of sums NaN).
+type logPrefix struct {
+	sum   []float64
+	zeros []int
+}
+
+// newLogPrefix builds the prefix sums of p with Neumaier's compensated summation, so
+// that a difference of two sums keeps about the accuracy of summing the range itself.
+func newLogPrefix(p []float64) logPrefix {
+	lp := logPrefix{sum: make([]float64, len(p)+1), zeros: make([]int, len(p)+1)}
+	var s, comp float64
+	for i, x := range p {
+		z := lp.zeros[i]
+		if x == 0 {
+			z++
+		} else {
+			v := math.Log(x)
+			t := s + v
+			if math.Abs(s) >= math.Abs(v) {
+				comp += (s - t) + v
+			} else {
+				comp += (v - t) + s
+			}
+			s = t
+		}
+		lp.sum[i+1], lp.zeros[i+1] = s+comp, z
+	}
+	return lp
+}
+
+// logAll returns log ∏ p over p[lo:hi].
+func (lp logPrefix) logAll(lo, hi int) float64 {
+	if lp.zeros[hi] > lp.zeros[lo] {
+		return math.Inf(-1)
+	}
+	return lp.sum[hi] - lp.sum[lo]
 }
 
 func best(by []float64) BatchSizes {

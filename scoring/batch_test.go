@@ -170,3 +170,49 @@ func TestBatchErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestBestBatchSizeListMatchesChunks checks the prefix-sum list costs against the
+// direct definition: for every b, the size-weighted mean of BatchCost over the chunks,
+// each computed from its own probabilities. Lists mix certain failures, certain
+// successes and values near 1, where a difference of prefix sums could lose accuracy.
+func TestBestBatchSizeListMatchesChunks(t *testing.T) {
+	t.Parallel()
+	rnd := rand.New(rand.NewPCG(14, 1))
+	for trial := range 40 {
+		n := 1 + rnd.IntN(120)
+		p := make([]float64, n)
+		for i := range p {
+			switch r := rnd.Float64(); {
+			case r < 0.03:
+				p[i] = 0
+			case r < 0.1:
+				p[i] = 1
+			case r < 0.5:
+				p[i] = 1 - 1e-9*rnd.Float64()
+			default:
+				p[i] = rnd.Float64()
+			}
+		}
+		for _, s := range []BatchScheme{OnePhase, TwoPhase} {
+			got, err := BestBatchSizeList(s, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for b := 1; b <= n; b++ {
+				total := 0.0
+				for lo := 0; lo < n; lo += b {
+					hi := min(lo+b, n)
+					c, err := BatchCost(s, p[lo:hi])
+					if err != nil {
+						t.Fatal(err)
+					}
+					total += c * float64(hi-lo)
+				}
+				want := total / float64(n)
+				if !scalar.EqualWithinAbsOrRel(got.ByB[b-1], want, 1e-12, 1e-12) {
+					t.Fatalf("trial %d %v n=%d b=%d: %v, want %v", trial, s, n, b, got.ByB[b-1], want)
+				}
+			}
+		}
+	}
+}

@@ -79,3 +79,20 @@ func BenchmarkBestBatchSize(b *testing.B) {
 		benchSizes = r
 	}
 }
+
+// BenchmarkBestBatchSizeList compares every batch size of a 10,000-change list, the
+// largest list predictd accepts by default.
+func BenchmarkBestBatchSizeList(b *testing.B) {
+	p := make([]float64, 10000)
+	for i := range p {
+		p[i] = 0.9 + 0.1*float64(i%7)/7
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := BestBatchSizeList(TwoPhase, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchSizes = r
+	}
+}

@@ -2,6 +2,7 @@ package scoring
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -95,17 +96,26 @@ type Decision struct {
 // Decisions cascade in queue order: a change decided here counts as landed or rejected
 // for the changes behind it, whose builds must then assume that outcome (paper 003:
 // after a change lands it is part of the new main branch). Builds whose path contradicts
-// such an outcome are ignored. Two finished builds on the same path with different
-// results count as disagreeing paths.
+// such an outcome are ignored, and so are builds on a stale base (Build.StaleBase).
+// Two finished builds on the same path with different results count as disagreeing
+// paths.
 //
 // Decide returns an error wrapping ErrInvalidQueue for a malformed queue.
 func Decide(q Queue) ([]Decision, error) {
+	return DecideContext(context.Background(), q)
+}
+
+// DecideContext is Decide that stops with an error wrapping ctx.Err() when ctx is done.
+func DecideContext(ctx context.Context, q Queue) ([]Decision, error) {
 	g, err := q.validate()
 	if err != nil {
 		return nil, err
 	}
 	defer g.release()
-	d, _ := decide(&q, g)
+	d, _, err := decideContext(ctx, &q, g)
+	if err != nil {
+		return nil, fmt.Errorf("scoring: deciding: %w", err)
+	}
 	return d, nil
 }
 
@@ -122,14 +132,15 @@ type pathResult struct {
 	ok  bool
 }
 
-// decide implements Decide on a validated queue; it also returns the state of every
-// change (pending, landed or rejected) for the speculation that follows.
-func decide(q *Queue, g *graph) ([]Decision, []int8) {
+// decideContext implements Decide on a validated queue; it also returns the state of
+// every change (pending, landed or rejected) for the speculation that follows. It
+// checks ctx every ctxCheckEvery changes and builds.
+func decideContext(ctx context.Context, q *Queue, g *graph) ([]Decision, []int8, error) {
 	n := len(q.Changes)
 	state := make([]int8, n)
 	finished := make([][]int, n)
 	for b, bd := range q.Builds {
-		if bd.Status != BuildRunning {
+		if bd.Status != BuildRunning && !bd.StaleBase {
 			finished[bd.Change] = append(finished[bd.Change], b)
 		}
 	}
@@ -138,8 +149,17 @@ func decide(q *Queue, g *graph) ([]Decision, []int8) {
 	var results []pathResult
 	// arena backs the Bypassed and WaitingFor lists: at most one entry per conflict.
 	arena := make([]int, 0, len(g.ahead))
+	// work counts the path entries and conflicts visited, for the context checks.
+	work := 0
 	for j := range n {
 		row := g.row(j)
+		work += len(row) + 1
+		if work >= ctxCheckEvery {
+			work = 0
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
 		start := len(arena)
 		for _, e := range row {
 			if state[e.k] == pending {
@@ -153,6 +173,7 @@ func decide(q *Queue, g *graph) ([]Decision, []int8) {
 		results = results[:0]
 		for _, b := range finished[j] {
 			bd := q.Builds[b]
+			work += len(bd.Path) + len(row)
 			for _, k := range bd.Path {
 				inPath[k] = true
 			}
@@ -195,7 +216,7 @@ func decide(q *Queue, g *graph) ([]Decision, []int8) {
 		}
 		out[j] = d
 	}
-	return out, state
+	return out, state, nil
 }
 
 // pathKey returns the key of a build path (marked in inPath) over the pending changes of

@@ -70,6 +70,12 @@ type Build struct {
 	Path []int
 	// Status is the build's state.
 	Status BuildStatus
+	// StaleBase reports that the build ran on a base that lacks a change which has
+	// landed since and conflicts with Change: its result says nothing about the
+	// current mainline. A stale build decides nothing (Decide ignores it), does not
+	// make its node a finished one (Speculate may select the node again, so that the
+	// engine rebuilds it) and is aborted when running.
+	StaleBase bool
 }
 
 // Queue is the input of the speculation math: the pending changes in arrival order, the

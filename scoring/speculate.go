@@ -2,6 +2,7 @@ package scoring
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"math/bits"
@@ -60,6 +61,22 @@ const (
 	DefaultBLRDThreshold = 0.5
 	// DefaultMaxExplored bounds the tree prefixes one Speculate call may expand.
 	DefaultMaxExplored = 1 << 20
+	// DefaultMaxPrefixWords bounds the 64-bit words of prefix assignments one call
+	// may store: 1<<22 words are 32 MiB. Every expanded prefix copies its parent's
+	// assignment, one bit per conflicting change pending ahead, so a change with
+	// thousands of such changes fills this long before DefaultMaxExplored.
+	DefaultMaxPrefixWords = 1 << 22
+	// DefaultMaxNodeIDs bounds the change indices listed in the Landed and Rejected
+	// sets of a plan's nodes, summed over the nodes: 1<<20 indices are 8 MiB, and a
+	// few times that once named by change ids in a response.
+	DefaultMaxNodeIDs = 1 << 20
+)
+
+// Names of the limits that can truncate a plan, as Plan.Limit reports them.
+const (
+	LimitMaxExplored    = "max_explored"
+	LimitMaxPrefixWords = "max_prefix_words"
+	LimitMaxNodeIDs     = "max_node_ids"
 )
 
 // Config holds the parameters of Speculate. The zero value is PolicySQ2019 with no
@@ -84,6 +101,15 @@ type Config struct {
 	// MaxExplored bounds the number of tree prefixes expanded; when reached the plan is
 	// marked Truncated. Zero means DefaultMaxExplored.
 	MaxExplored int
+	// MaxPrefixWords bounds the memory of the search: the 64-bit words of prefix
+	// assignments stored. When reached the plan is marked Truncated. Zero means
+	// DefaultMaxPrefixWords.
+	MaxPrefixWords int
+	// MaxNodeIDs bounds the size of the plan: the entries of Node.Landed and
+	// Node.Rejected summed over all nodes. A selected node that would pass it ends
+	// the search (Truncated); an aborted build past it is still listed, with nil
+	// Landed and Rejected. Zero means DefaultMaxNodeIDs.
+	MaxNodeIDs int
 }
 
 func (c *Config) validate() error {
@@ -100,6 +126,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: fallback floor %v outside [0, 1]", ErrInvalidConfig, c.FallbackFloor)
 	case c.MaxExplored < 0:
 		return fmt.Errorf("%w: max explored %d is negative", ErrInvalidConfig, c.MaxExplored)
+	case c.MaxPrefixWords < 0:
+		return fmt.Errorf("%w: max prefix words %d is negative", ErrInvalidConfig, c.MaxPrefixWords)
+	case c.MaxNodeIDs < 0:
+		return fmt.Errorf("%w: max node ids %d is negative", ErrInvalidConfig, c.MaxNodeIDs)
 	}
 	return nil
 }
@@ -150,6 +180,9 @@ type Node struct {
 	// Build is the index in Queue.Builds of the running build for Keep and Abort, -1
 	// for Start.
 	Build int
+	// StaleBase reports an aborted build whose base is stale (Build.StaleBase): the
+	// engine should build its node again, and the plan may list that node as Start.
+	StaleBase bool
 }
 
 // Plan is the result of Speculate.
@@ -161,9 +194,12 @@ type Plan struct {
 	Decisions []Decision
 	// Explored is the number of tree prefixes expanded by the search.
 	Explored int
-	// Truncated reports that the search stopped at Config.MaxExplored before reaching
-	// the threshold or the capacity.
+	// Truncated reports that the search stopped at a limit of Config (MaxExplored,
+	// MaxPrefixWords or MaxNodeIDs) before reaching the threshold or the capacity, and
+	// Limit names that limit (LimitMaxExplored, LimitMaxPrefixWords or
+	// LimitMaxNodeIDs); empty when not truncated.
 	Truncated bool
+	Limit     string
 }
 
 // Speculate decides what can be decided now (see Decide) and selects the builds to run
@@ -181,6 +217,17 @@ type Plan struct {
 // [0, 1] (NaN is rejected, nothing is clamped), times must be finite and sigmas
 // non-negative.
 func Speculate(q Queue, cfg Config) (*Plan, error) {
+	return SpeculateContext(context.Background(), q, cfg)
+}
+
+// ctxCheckEvery is how many iterations of a long loop pass between two checks of the
+// context: a check costs tens of nanoseconds, an iteration about as much.
+const ctxCheckEvery = 1024
+
+// SpeculateContext is Speculate that stops when ctx is done: the search, the decisions
+// and the other loops over the queue check ctx every ctxCheckEvery iterations. A done
+// ctx returns an error wrapping ctx.Err() and the number of prefixes explored so far.
+func SpeculateContext(ctx context.Context, q Queue, cfg Config) (*Plan, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -197,12 +244,23 @@ func Speculate(q Queue, cfg Config) (*Plan, error) {
 	if cfg.MaxExplored == 0 {
 		cfg.MaxExplored = DefaultMaxExplored
 	}
+	if cfg.MaxPrefixWords == 0 {
+		cfg.MaxPrefixWords = DefaultMaxPrefixWords
+	}
+	if cfg.MaxNodeIDs == 0 {
+		cfg.MaxNodeIDs = DefaultMaxNodeIDs
+	}
 	defer g.release()
-	s := newSearch(&q, g, &cfg)
-	s.plan.Decisions, s.state = decide(&q, g)
-	s.prepare()
-	s.run()
-	s.abortRest()
+	s := newSearch(ctx, &q, g, &cfg)
+	if s.plan.Decisions, s.state, err = decideContext(ctx, &q, g); err != nil {
+		return nil, fmt.Errorf("scoring: deciding: %w", err)
+	}
+	steps := []func() error{s.prepare, s.run, s.abortRest}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, fmt.Errorf("scoring: speculation stopped after %d prefixes: %w", s.plan.Explored, err)
+		}
+	}
 	return &s.plan, nil
 }
 
@@ -265,6 +323,7 @@ type item struct {
 // search is the state of one Speculate call: the queue, its decisions, the lazily
 // built trees and the heap of tree prefixes.
 type search struct {
+	ctx   context.Context
 	q     *Queue
 	g     *graph
 	cfg   *Config
@@ -289,15 +348,17 @@ type search struct {
 	bits       []uint64
 	heap       []item
 	kept       []bool
-	logThr     float64
-	zThr       float64
-	plan       Plan
+	// ids counts the entries of Landed and Rejected of the plan's nodes so far.
+	ids    int
+	logThr float64
+	zThr   float64
+	plan   Plan
 }
 
-func newSearch(q *Queue, g *graph, cfg *Config) *search {
+func newSearch(ctx context.Context, q *Queue, g *graph, cfg *Config) *search {
 	n := len(q.Changes)
 	return &search{
-		q: q, g: g, cfg: cfg,
+		ctx: ctx, q: q, g: g, cfg: cfg,
 		m:          make([]float64, n),
 		u:          make([]float64, n),
 		logU:       make([]float64, n),
@@ -310,8 +371,13 @@ func newSearch(q *Queue, g *graph, cfg *Config) *search {
 }
 
 // prepare computes the marginals and indexes the builds by path.
-func (s *search) prepare() {
+func (s *search) prepare() error {
 	for k, c := range s.q.Changes {
+		if k%ctxCheckEvery == ctxCheckEvery-1 {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		s.zob[k] = zobrist(k)
 		// p is the marginal of a pending k. q_k lies between P-succ_k times (1 − c)
 		// over the conflicting changes ahead that are not rejected (all landed), lo,
@@ -342,8 +408,13 @@ func (s *search) prepare() {
 	}
 	inPath := make([]bool, len(s.q.Changes))
 	for b, bd := range s.q.Builds {
+		if b%ctxCheckEvery == ctxCheckEvery-1 {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		j := bd.Change
-		if s.state[j] != pending {
+		if s.state[j] != pending || bd.StaleBase {
 			continue
 		}
 		for _, k := range bd.Path {
@@ -380,6 +451,7 @@ func (s *search) prepare() {
 		}
 		s.logU[i] = math.Log(s.u[i])
 	}
+	return nil
 }
 
 // initTree fills the pending path of change j's tree, its bypass probabilities and the
@@ -655,8 +727,13 @@ func (s *search) pop() item {
 	return top
 }
 
-// run is the best-first search.
-func (s *search) run() {
+// truncate marks the plan truncated by the named limit.
+func (s *search) truncate(limit string) {
+	s.plan.Truncated, s.plan.Limit = true, limit
+}
+
+// run is the best-first search. It returns an error only when s.ctx is done.
+func (s *search) run() error {
 	for j := range s.q.Changes {
 		if s.state[j] == pending {
 			if t := s.initTree(j); t.root >= s.logThr {
@@ -674,8 +751,13 @@ func (s *search) run() {
 		// popped anyway, up to ties.
 		for {
 			if s.plan.Explored >= s.cfg.MaxExplored {
-				s.plan.Truncated = true
-				return
+				s.truncate(LimitMaxExplored)
+				return nil
+			}
+			if s.plan.Explored%ctxCheckEvery == ctxCheckEvery-1 {
+				if err := s.ctx.Err(); err != nil {
+					return err
+				}
 			}
 			s.plan.Explored++
 			j := int(it.t)
@@ -696,10 +778,18 @@ func (s *search) run() {
 				a = s.bits[it.off : it.off+t.words]
 			}
 			if int(it.depth) == len(t.pend) {
+				if s.ids+len(t.pend) > s.cfg.MaxNodeIDs {
+					s.truncate(LimitMaxNodeIDs)
+					return nil
+				}
 				if s.emit(j, t, it.logp, a) {
 					selected++
 				}
 				break
+			}
+			if len(s.bits)+2*int(t.words) > s.cfg.MaxPrefixWords {
+				s.truncate(LimitMaxPrefixWords)
+				return nil
 			}
 			s.expand(j, t)
 			lv := s.levelAt(j, t, int(it.depth))
@@ -745,6 +835,7 @@ func (s *search) run() {
 			it = children[0]
 		}
 	}
+	return nil
 }
 
 // emit adds a complete node to the plan unless it has a finished build; it reports
@@ -767,6 +858,7 @@ func (s *search) emit(j int, t *tree, logp float64, a []uint64) bool {
 		s.kept[build] = true
 	}
 	nd := s.node(j, t, logp, a)
+	s.ids += len(t.pend)
 	nd.Build, nd.Action = build, Start
 	if build >= 0 {
 		nd.Action = Keep
@@ -794,17 +886,27 @@ func (s *search) node(j int, t *tree, logp float64, a []uint64) Node {
 	return nd
 }
 
-// abortRest adds every running build that was not kept, with its P-needed.
-func (s *search) abortRest() {
+// abortRest adds every running build that was not kept, with its P-needed. Builds on
+// a stale base, builds of decided changes, builds whose path contradicts a decision and
+// builds past Config.MaxNodeIDs are listed without Landed and Rejected, with P-needed
+// 0.
+func (s *search) abortRest() error {
 	first := len(s.plan.Nodes)
 	inPath := make([]bool, len(s.q.Changes))
 	for b, bd := range s.q.Builds {
+		if b%ctxCheckEvery == ctxCheckEvery-1 {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if bd.Status != BuildRunning || s.kept[b] {
 			continue
 		}
 		j := bd.Change
-		nd := Node{Change: j, Action: Abort, Build: b, LogPNeeded: math.Inf(-1)}
-		if s.state[j] == pending {
+		nd := Node{Change: j, Action: Abort, Build: b, LogPNeeded: math.Inf(-1), StaleBase: bd.StaleBase}
+		if s.state[j] == pending && !bd.StaleBase && s.ids+len(s.plan.Decisions[j].WaitingFor) > s.cfg.MaxNodeIDs {
+			s.truncate(LimitMaxNodeIDs)
+		} else if s.state[j] == pending && !bd.StaleBase {
 			for _, k := range bd.Path {
 				inPath[k] = true
 			}
@@ -819,6 +921,7 @@ func (s *search) abortRest() {
 					}
 				}
 				nd = s.node(j, t, s.logPNeeded(j, t, a), a)
+				s.ids += len(t.pend)
 				nd.Action, nd.Build = Abort, b
 			}
 			for _, k := range bd.Path {
@@ -828,6 +931,7 @@ func (s *search) abortRest() {
 		s.plan.Nodes = append(s.plan.Nodes, nd)
 	}
 	slices.SortStableFunc(s.plan.Nodes[first:], func(x, y Node) int { return cmp.Compare(y.LogPNeeded, x.LogPNeeded) })
+	return nil
 }
 
 // logPNeeded returns log P-needed of the complete node a of change j's tree, computed

@@ -312,7 +312,7 @@ type speculationInput struct {
 
 // speculationFromProto validates a ScoreSpeculationRequest. The builds, policy and
 // thresholds are checked later by SpeculationFromProto and scoring.Speculate.
-func speculationFromProto(req *pb.ScoreSpeculationRequest, repo string, maxBatch int) (*speculationInput, error) {
+func speculationFromProto(req *pb.ScoreSpeculationRequest, repo string, maxBatch, maxCapacity int) (*speculationInput, error) {
 	var v violations
 	checkRepo(req.GetRepo(), repo, &v)
 	batchSize(len(req.GetChanges()), maxBatch, "changes", &v)
@@ -324,6 +324,15 @@ func speculationFromProto(req *pb.ScoreSpeculationRequest, repo string, maxBatch
 	}
 	if req.GetCapacity() < 1 {
 		v.add("capacity", "must be at least 1, got %d", req.GetCapacity())
+	}
+	if c := int(req.GetCapacity()); c > maxCapacity {
+		v.add("capacity", "%d is more than the limit of %d (--max-capacity)", c, maxCapacity)
+	}
+	if n := len(req.GetLandedConflicts()); n > maxBatch {
+		v.add("landed_conflicts", "holds %d items, more than the limit of %d", n, maxBatch)
+	}
+	if n := len(req.GetLandedChangeIds()); n > maxBatch {
+		v.add("landed_change_ids", "holds %d items, more than the limit of %d", n, maxBatch)
 	}
 	if err := v.err(); err != nil {
 		return nil, err

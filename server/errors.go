@@ -24,6 +24,9 @@ var (
 	ErrNoModel = scoring.ErrNoModel
 	// ErrConfig is a Config that cannot be used.
 	ErrConfig = errors.New("server: invalid config")
+	// ErrResponseTooLarge is a response above Limits.MaxResponseBytes that cannot be
+	// cut; it becomes RESOURCE_EXHAUSTED.
+	ErrResponseTooLarge = errors.New("server: response too large")
 )
 
 // Violation is one offending field of a request: its path in the request message,
@@ -89,7 +92,8 @@ func (v *violations) err() error {
 // toStatus is the one place that turns an error into a gRPC status (STYLE rule 13):
 // invalid input is InvalidArgument with the field violations attached, a server
 // without a model is Unavailable, context errors keep their code, and anything else is
-// Internal with a generic message, the detail going to the log.
+// Internal with a generic message, the detail going to the log. A model fault
+// (ErrModelFault) is Internal too: the caller's input was fine.
 func toStatus(log *slog.Logger, method string, err error) error {
 	if err == nil {
 		return nil
@@ -117,6 +121,11 @@ func toStatus(log *slog.Logger, method string, err error) error {
 		return status.Error(codes.Unavailable, "no model loaded yet")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return status.FromContextError(err).Err()
+	case errors.Is(err, ErrResponseTooLarge):
+		return status.Error(codes.ResourceExhausted, err.Error())
+	case errors.Is(err, ErrModelFault):
+		// Logged with the model version and counted where it was found.
+		return status.Error(codes.Internal, "internal error: the model produced an invalid prediction")
 	}
 	log.Error("internal error", "method", method, "err", err)
 	return status.Error(codes.Internal, "internal error")

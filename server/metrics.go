@@ -18,6 +18,7 @@ type Metrics struct {
 	reloadOK       *prometheus.GaugeVec
 	reloadTime     *prometheus.GaugeVec
 	reloadDuration *prometheus.HistogramVec
+	modelFaults    *prometheus.CounterVec
 }
 
 // NewMetrics creates the server's metrics and registers them on reg:
@@ -28,6 +29,7 @@ type Metrics struct {
 //	predictd_model_last_reload_successful{role}                   1 if the last load succeeded
 //	predictd_model_last_reload_success_timestamp_seconds{role}    time of the last good load
 //	predictd_model_reload_duration_seconds{role}                  time to load and verify a bundle
+//	predictd_model_faults_total{kind,role}                        invalid model outputs (request failed INTERNAL)
 //
 // It panics if a metric is already registered on reg, as prometheus.MustRegister does.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -59,8 +61,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time to load and verify a bundle, successful or not.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
 		}, []string{"role"}),
+		modelFaults: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "predictd_model_faults_total",
+			Help: "Model outputs that were NaN, infinite or out of range, by kind and role; each failed its request with INTERNAL.",
+		}, []string{"kind", "role"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.predictions, m.reloadOK, m.reloadTime, m.reloadDuration)
+	reg.MustRegister(m.requests, m.latency, m.predictions, m.reloadOK, m.reloadTime, m.reloadDuration, m.modelFaults)
 	return m
 }
 
@@ -95,4 +101,12 @@ func (m *Metrics) reloaded(role registry.Role, err error, start, end time.Time) 
 	}
 	m.reloadOK.WithLabelValues(r).Set(1)
 	m.reloadTime.WithLabelValues(r).Set(float64(end.UnixNano()) / 1e9)
+}
+
+// modelFault records one invalid model output.
+func (m *Metrics) modelFault(kind, role string) {
+	if m == nil {
+		return
+	}
+	m.modelFaults.WithLabelValues(kind, role).Inc()
 }

@@ -37,6 +37,8 @@ type Config struct {
 	Metrics *Metrics
 	// PredictionLog, when not nil, receives every prediction made.
 	PredictionLog PredictionLogger
+	// Limits bound the work of one request; zero fields mean the defaults.
+	Limits Limits
 }
 
 // Validate checks the fields of c.
@@ -49,7 +51,7 @@ func (c Config) Validate() error {
 	case !(c.ChallengerShare >= 0 && c.ChallengerShare <= 1):
 		return fmt.Errorf("%w: challenger share %v is not in [0, 1]", ErrConfig, c.ChallengerShare)
 	}
-	return nil
+	return c.Limits.validate()
 }
 
 // predictor implements pb.PredictorServer over the models of a Models.
@@ -71,7 +73,13 @@ func NewPredictor(cfg Config, models *Models) (pb.PredictorServer, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	return &predictor{cfg: cfg, models: models}, nil
+}
+
+// bound returns ctx cut at Limits.MaxRequestTime from now.
+func (p *predictor) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, p.cfg.Limits.MaxRequestTime)
 }
 
 // routing is the models one request uses, read once at its start.
@@ -244,6 +252,8 @@ func (p *predictor) account(kind string, by []*Model, out []float64, shadow *Mod
 
 // PredictSuccess implements pb.PredictorServer.
 func (p *predictor) PredictSuccess(ctx context.Context, req *pb.PredictSuccessRequest) (*pb.PredictSuccessResponse, error) {
+	ctx, cancel := p.bound(ctx)
+	defer cancel()
 	resp, err := p.predictSuccess(ctx, req)
 	return resp, toStatus(p.cfg.Log, "PredictSuccess", err)
 }
@@ -259,14 +269,19 @@ func (p *predictor) predictSuccess(ctx context.Context, req *pb.PredictSuccessRe
 	}
 	id := func(i int) string { return ids[i] }
 	out, by := scoreRouted(r, in, 1, id, (*scoring.Scorer).PredictSuccess)
+	if err := checkOutputs(kindSuccess, by, out, 1); err != nil {
+		p.faulted(err)
+		return nil, err
+	}
 	var shadowOut []float64
-	if sm := r.shadowModel(); sm != nil {
-		shadowOut = sm.Scorer.PredictSuccess(nil, in)
+	sm := r.shadowModel()
+	if sm != nil {
+		sm, shadowOut = p.checkShadow(kindSuccess, sm, len(in), sm.Scorer.PredictSuccess(nil, in), 1)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	p.account(kindSuccess, by, out, r.shadowModel(), shadowOut, func(i int) itemKey { return itemKey{change: ids[i]} })
+	p.account(kindSuccess, by, out, sm, shadowOut, func(i int) itemKey { return itemKey{change: ids[i]} })
 	resp := &pb.PredictSuccessResponse{Predictions: make([]*pb.SuccessPrediction, len(in))}
 	rs := refs{}
 	for i := range in {
@@ -277,6 +292,8 @@ func (p *predictor) predictSuccess(ctx context.Context, req *pb.PredictSuccessRe
 
 // PredictConflict implements pb.PredictorServer. A pair is routed by its behind change.
 func (p *predictor) PredictConflict(ctx context.Context, req *pb.PredictConflictRequest) (*pb.PredictConflictResponse, error) {
+	ctx, cancel := p.bound(ctx)
+	defer cancel()
 	resp, err := p.predictConflict(ctx, req)
 	return resp, toStatus(p.cfg.Log, "PredictConflict", err)
 }
@@ -295,14 +312,19 @@ func (p *predictor) predictConflict(ctx context.Context, req *pb.PredictConflict
 	}
 	id := func(i int) string { return in[i].Behind.ChangeID }
 	out, by := scoreRouted(r, in, 1, id, (*scoring.Scorer).PredictConflict)
+	if err := checkOutputs(kindConflict, by, out, 1); err != nil {
+		p.faulted(err)
+		return nil, err
+	}
 	var shadowOut []float64
-	if sm := r.shadowModel(); sm != nil {
-		shadowOut = sm.Scorer.PredictConflict(nil, in)
+	sm := r.shadowModel()
+	if sm != nil {
+		sm, shadowOut = p.checkShadow(kindConflict, sm, len(in), sm.Scorer.PredictConflict(nil, in), 1)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	p.account(kindConflict, by, out, r.shadowModel(), shadowOut, func(i int) itemKey {
+	p.account(kindConflict, by, out, sm, shadowOut, func(i int) itemKey {
 		return itemKey{change: in[i].Behind.ChangeID, ahead: in[i].Ahead.ChangeID}
 	})
 	resp := &pb.PredictConflictResponse{Predictions: make([]*pb.ConflictPrediction, len(in))}
@@ -318,6 +340,8 @@ func (p *predictor) predictConflict(ctx context.Context, req *pb.PredictConflict
 
 // PredictBuildTime implements pb.PredictorServer. A build is routed by its change.
 func (p *predictor) PredictBuildTime(ctx context.Context, req *pb.PredictBuildTimeRequest) (*pb.PredictBuildTimeResponse, error) {
+	ctx, cancel := p.bound(ctx)
+	defer cancel()
 	resp, err := p.predictBuildTime(ctx, req)
 	return resp, toStatus(p.cfg.Log, "PredictBuildTime", err)
 }
@@ -333,15 +357,20 @@ func (p *predictor) predictBuildTime(ctx context.Context, req *pb.PredictBuildTi
 	}
 	id := func(i int) string { return in[i].Change.ChangeID }
 	out, by := scoreRouted(r, in, 2, id, (*scoring.Scorer).PredictBuildTime)
+	if err := checkOutputs(kindBuildTime, by, out, 2); err != nil {
+		p.faulted(err)
+		return nil, err
+	}
 	var shadowOut []float64
-	if sm := r.shadowModel(); sm != nil {
-		shadowOut = sm.Scorer.PredictBuildTime(nil, in)
+	sm := r.shadowModel()
+	if sm != nil {
+		sm, shadowOut = p.checkShadow(kindBuildTime, sm, len(in), sm.Scorer.PredictBuildTime(nil, in), 2)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	builds := req.GetBuilds()
-	p.account(kindBuildTime, by, out, r.shadowModel(), shadowOut, func(i int) itemKey {
+	p.account(kindBuildTime, by, out, sm, shadowOut, func(i int) itemKey {
 		return itemKey{change: in[i].Change.ChangeID, build: builds[i].GetBuildId()}
 	})
 	resp := &pb.PredictBuildTimeResponse{Predictions: make([]*pb.BuildTimePrediction, len(in))}
@@ -359,12 +388,14 @@ func (p *predictor) predictBuildTime(ctx context.Context, req *pb.PredictBuildTi
 // out (P-succ and build times routed by change, P-conf by the behind change), then plans
 // with scoring.Speculate.
 func (p *predictor) ScoreSpeculation(ctx context.Context, req *pb.ScoreSpeculationRequest) (*pb.ScoreSpeculationResponse, error) {
+	ctx, cancel := p.bound(ctx)
+	defer cancel()
 	resp, err := p.scoreSpeculation(ctx, req)
 	return resp, toStatus(p.cfg.Log, "ScoreSpeculation", err)
 }
 
 func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculationRequest) (*pb.ScoreSpeculationResponse, error) {
-	in, err := speculationFromProto(req, p.cfg.Repo, p.cfg.MaxBatch)
+	in, err := speculationFromProto(req, p.cfg.Repo, p.cfg.MaxBatch, p.cfg.Limits.MaxCapacity)
 	if err != nil {
 		return nil, err
 	}
@@ -379,6 +410,7 @@ func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 		BlrdThreshold:        req.GetBlrdThreshold(),
 		FallbackFloor:        req.GetFallbackFloor(),
 		LandedChangeIds:      req.GetLandedChangeIds(),
+		LandedConflicts:      req.GetLandedConflicts(),
 	}
 	resp := &pb.ScoreSpeculationResponse{
 		Changes:   make([]*pb.ScoredChange, len(qc)),
@@ -409,11 +441,16 @@ func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 			}
 			id := func(k int) string { return in.changes[idx[k]].ChangeID }
 			out, by := scoreRouted(r, sin, 1, id, (*scoring.Scorer).PredictSuccess)
-			var so []float64
-			if shadow != nil {
-				so = shadow.Scorer.PredictSuccess(nil, sin)
+			if err := checkOutputs(kindSuccess, by, out, 1); err != nil {
+				p.faulted(err)
+				return nil, err
 			}
-			p.account(kindSuccess, by, out, shadow, so, func(k int) itemKey { return itemKey{change: id(k)} })
+			var so []float64
+			sm := shadow
+			if sm != nil {
+				sm, so = p.checkShadow(kindSuccess, sm, len(sin), sm.Scorer.PredictSuccess(nil, sin), 1)
+			}
+			p.account(kindSuccess, by, out, sm, so, func(k int) itemKey { return itemKey{change: id(k)} })
 			for k, i := range idx {
 				sreq.Changes[i].PSucc = out[k]
 				changeModel[i] = by[k]
@@ -426,11 +463,16 @@ func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 			}
 			id := func(k int) string { return in.changes[idx[k]].ChangeID }
 			out, by := scoreRouted(r, bin, 2, id, (*scoring.Scorer).PredictBuildTime)
-			var so []float64
-			if shadow != nil {
-				so = shadow.Scorer.PredictBuildTime(nil, bin)
+			if err := checkOutputs(kindBuildTime, by, out, 2); err != nil {
+				p.faulted(err)
+				return nil, err
 			}
-			p.account(kindBuildTime, by, out, shadow, so, func(k int) itemKey { return itemKey{change: id(k)} })
+			var so []float64
+			sm := shadow
+			if sm != nil {
+				sm, so = p.checkShadow(kindBuildTime, sm, len(bin), sm.Scorer.PredictBuildTime(nil, bin), 2)
+			}
+			p.account(kindBuildTime, by, out, sm, so, func(k int) itemKey { return itemKey{change: id(k)} })
 			for k, i := range idx {
 				if qc[i].BuildTimeMeanSeconds == nil {
 					sreq.Changes[i].BuildTimeMeanSeconds = out[2*k]
@@ -448,11 +490,16 @@ func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 			}
 			id := func(k int) string { return pin[k].Behind.ChangeID }
 			out, by := scoreRouted(r, pin, 1, id, (*scoring.Scorer).PredictConflict)
-			var so []float64
-			if shadow != nil {
-				so = shadow.Scorer.PredictConflict(nil, pin)
+			if err := checkOutputs(kindConflict, by, out, 1); err != nil {
+				p.faulted(err)
+				return nil, err
 			}
-			p.account(kindConflict, by, out, shadow, so, func(k int) itemKey {
+			var so []float64
+			sm := shadow
+			if sm != nil {
+				sm, so = p.checkShadow(kindConflict, sm, len(pin), sm.Scorer.PredictConflict(nil, pin), 1)
+			}
+			p.account(kindConflict, by, out, sm, so, func(k int) itemKey {
 				return itemKey{change: pin[k].Behind.ChangeID, ahead: pin[k].Ahead.ChangeID}
 			})
 			for k, e := range idx {
@@ -478,7 +525,9 @@ func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 	if err != nil {
 		return nil, err
 	}
-	plan, err := scoring.Speculate(q, cfg)
+	lim := p.cfg.Limits
+	cfg.MaxExplored, cfg.MaxPrefixWords, cfg.MaxNodeIDs = lim.MaxExplored, lim.MaxPrefixWords, lim.MaxNodeIDs
+	plan, err := scoring.SpeculateContext(ctx, q, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("server: planning: %w", err)
 	}
@@ -486,6 +535,9 @@ func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 		return nil, err
 	}
 	resp.Plan = SpeculationToProto(sreq, plan)
+	if err := fitResponse(resp, p.cfg.Limits.MaxResponseBytes); err != nil {
+		return nil, err
+	}
 	return resp, nil
 }
 
@@ -505,7 +557,10 @@ func (p *predictor) getModelInfo(req *pb.GetModelInfoRequest) (*pb.GetModelInfoR
 	if err != nil {
 		return nil, err
 	}
-	resp := &pb.GetModelInfoResponse{ChallengerShare: p.cfg.ChallengerShare, Shadow: p.cfg.Shadow}
+	resp := &pb.GetModelInfoResponse{
+		ChallengerShare: p.cfg.ChallengerShare, Shadow: p.cfg.Shadow,
+		Limits: p.cfg.Limits.toProto(p.cfg.MaxBatch),
+	}
 	for _, m := range []*Model{r.champ, r.chall} {
 		if m == nil {
 			continue
@@ -529,6 +584,9 @@ func (p *predictor) getModelInfo(req *pb.GetModelInfoRequest) (*pb.GetModelInfoR
 // CompareBatching implements pb.PredictorServer with scoring.CompareBatching. The list
 // of probabilities and max_batch_size are bounded by Config.MaxBatch.
 func (p *predictor) CompareBatching(ctx context.Context, req *pb.BatchRequest) (*pb.BatchResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, toStatus(p.cfg.Log, "CompareBatching", err)
+	}
 	resp, err := p.compareBatching(req)
 	return resp, toStatus(p.cfg.Log, "CompareBatching", err)
 }
@@ -540,6 +598,14 @@ func (p *predictor) compareBatching(req *pb.BatchRequest) (*pb.BatchResponse, er
 	}
 	if n := int(req.GetMaxBatchSize()); n > p.cfg.MaxBatch {
 		v.add("max_batch_size", "%d is more than the limit of %d", n, p.cfg.MaxBatch)
+	}
+	for i, x := range req.GetPSucc() {
+		if !checkUnit(x) {
+			v.add(fmt.Sprintf("p_succ[%d]", i), "%v is not a probability in [0, 1]", x)
+		}
+	}
+	if x := req.GetCommonPSucc(); len(req.GetPSucc()) == 0 && !checkUnit(x) {
+		v.add("common_p_succ", "%v is not a probability in [0, 1]", x)
 	}
 	if err := v.err(); err != nil {
 		return nil, err

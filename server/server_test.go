@@ -761,4 +761,18 @@ func TestCompareBatching(t *testing.T) {
 			t.Errorf("%s: CompareBatching = %v, want InvalidArgument", tc.name, err)
 		}
 	}
+	// Issue 14: the violation names the field at fault, not p_succ[0].
+	for _, tc := range []struct {
+		req   *pb.BatchRequest
+		field string
+	}{
+		{&pb.BatchRequest{CommonPSucc: 1.5}, "common_p_succ"},
+		{&pb.BatchRequest{CommonPSucc: math.NaN()}, "common_p_succ"},
+		{&pb.BatchRequest{PSucc: []float64{0.5, 0.9, -0.1}}, "p_succ[2]"},
+	} {
+		_, err := e.client.CompareBatching(ctx, tc.req)
+		if f := violationFields(err); len(f) != 1 || f[0] != tc.field {
+			t.Errorf("CompareBatching(%v) violations %v, want [%s]", tc.req, f, tc.field)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
 	"github.com/sqpredict/sqpredict/scoring"
@@ -64,6 +65,8 @@ func SpeculationFromProto(req *pb.SpeculationRequest) (scoring.Queue, scoring.Co
 	}
 
 	q.Conflicts = make([]scoring.Conflict, len(req.GetConflicts()))
+	// pairs maps each edge (ahead, behind) to its index, to refuse duplicates.
+	pairs := make(map[[2]int]int, len(req.GetConflicts()))
 	for e, c := range req.GetConflicts() {
 		a, ok := index[c.GetAheadChangeId()]
 		if !ok {
@@ -73,6 +76,19 @@ func SpeculationFromProto(req *pb.SpeculationRequest) (scoring.Queue, scoring.Co
 		if !ok {
 			return q, cfg, fmt.Errorf("server: conflicts[%d].behind_change_id: %q is not a pending change: %w", e, c.GetBehindChangeId(), scoring.ErrInvalidQueue)
 		}
+		switch {
+		case a == b:
+			return q, cfg, fmt.Errorf("server: conflicts[%d].behind_change_id: %q names the same change as ahead_change_id: %w", e, c.GetBehindChangeId(), scoring.ErrInvalidQueue)
+		case a > b:
+			// An edge is directed by queue order; a reversed one would silently turn a
+			// cycle (a before b before a) into a plan.
+			return q, cfg, fmt.Errorf("server: conflicts[%d].ahead_change_id: %q (changes[%d]) is behind %q (changes[%d]) in the queue: %w",
+				e, c.GetAheadChangeId(), a, c.GetBehindChangeId(), b, scoring.ErrInvalidQueue)
+		}
+		if e0, dup := pairs[[2]int{a, b}]; dup {
+			return q, cfg, fmt.Errorf("server: conflicts[%d]: duplicates conflicts[%d] (%q ahead of %q): %w", e, e0, c.GetAheadChangeId(), c.GetBehindChangeId(), scoring.ErrInvalidQueue)
+		}
+		pairs[[2]int{a, b}] = e
 		q.Conflicts[e] = scoring.Conflict{A: a, B: b, PConf: c.GetPConf()}
 	}
 
@@ -90,10 +106,51 @@ func SpeculationFromProto(req *pb.SpeculationRequest) (scoring.Queue, scoring.Co
 		landed[id] = true
 	}
 
+	// landedConf maps each pending change to the landed changes it conflicts with.
+	landedConf := map[int][]string{}
+	seenLC := map[[2]string]int{}
+	for x, lc := range req.GetLandedConflicts() {
+		l, pid := lc.GetLandedChangeId(), lc.GetPendingChangeId()
+		if !landed[l] {
+			return q, cfg, fmt.Errorf("server: landed_conflicts[%d].landed_change_id: %q is not in landed_change_ids: %w", x, l, scoring.ErrInvalidQueue)
+		}
+		j, ok := index[pid]
+		if !ok {
+			return q, cfg, fmt.Errorf("server: landed_conflicts[%d].pending_change_id: %q is not a pending change: %w", x, pid, scoring.ErrInvalidQueue)
+		}
+		if x0, dup := seenLC[[2]string{l, pid}]; dup {
+			return q, cfg, fmt.Errorf("server: landed_conflicts[%d]: duplicates landed_conflicts[%d]: %w", x, x0, scoring.ErrInvalidQueue)
+		}
+		seenLC[[2]string{l, pid}] = x
+		landedConf[j] = append(landedConf[j], l)
+	}
+
+	// conflictsAhead[j] marks the pending changes ahead that conflict with j: only they
+	// shape the node a build of j decides.
+	conflictsAhead := make(map[int]map[int]bool)
+	for _, c := range q.Conflicts {
+		if conflictsAhead[c.B] == nil {
+			conflictsAhead[c.B] = map[int]bool{}
+		}
+		conflictsAhead[c.B][c.A] = true
+	}
 	// onPath holds the ids seen on the path being converted, to refuse duplicates.
 	onPath := map[string]bool{}
+	buildIDs := make(map[string]int, len(req.GetBuilds()))
+	// results maps a finished build's change and node (its path over the conflicting
+	// changes ahead) to the first such build, to refuse contradicting results.
+	results := map[string]int{}
 	q.Builds = make([]scoring.Build, len(req.GetBuilds()))
 	for x, b := range req.GetBuilds() {
+		switch id := b.GetBuildId(); {
+		case id == "":
+			return q, cfg, fmt.Errorf("server: builds[%d].build_id: empty: %w", x, scoring.ErrInvalidQueue)
+		default:
+			if x0, dup := buildIDs[id]; dup {
+				return q, cfg, fmt.Errorf("server: builds[%d].build_id: duplicate %q, also builds[%d]: %w", x, id, x0, scoring.ErrInvalidQueue)
+			}
+			buildIDs[id] = x
+		}
 		j, ok := index[b.GetChangeId()]
 		if !ok {
 			return q, cfg, fmt.Errorf("server: builds[%d].change_id: %q is not a pending change: %w", x, b.GetChangeId(), scoring.ErrInvalidQueue)
@@ -128,9 +185,39 @@ func SpeculationFromProto(req *pb.SpeculationRequest) (scoring.Queue, scoring.Co
 			}
 			path = append(path, k)
 		}
-		q.Builds[x] = scoring.Build{Change: j, Path: path, Status: status}
+		stale := false
+		for _, l := range landedConf[j] {
+			if !onPath[l] {
+				stale = true
+				break
+			}
+		}
+		q.Builds[x] = scoring.Build{Change: j, Path: path, Status: status, StaleBase: stale}
+		if status == scoring.BuildRunning || stale {
+			continue
+		}
+		key := nodeKey(j, path, conflictsAhead[j])
+		if x0, seen := results[key]; seen && q.Builds[x0].Status != status {
+			return q, cfg, fmt.Errorf("server: builds[%d].status: %v contradicts builds[%d] (%v) on the same path of %q: %w",
+				x, b.GetStatus(), x0, req.GetBuilds()[x0].GetStatus(), b.GetChangeId(), scoring.ErrInvalidQueue)
+		} else if !seen {
+			results[key] = x
+		}
 	}
 	return q, cfg, nil
+}
+
+// nodeKey names the node of change j that a build on path decides: j and the sorted
+// path entries that conflict with j (the others do not shape the node).
+func nodeKey(j int, path []int, conflicting map[int]bool) string {
+	var rel []int
+	for _, k := range path {
+		if conflicting[k] {
+			rel = append(rel, k)
+		}
+	}
+	slices.Sort(rel)
+	return fmt.Sprint(j, rel)
 }
 
 // SpeculationToProto converts the plan that scoring.Speculate made for req into a
@@ -152,6 +239,7 @@ func SpeculationToProto(req *pb.SpeculationRequest, plan *scoring.Plan) *pb.Spec
 		Decisions:        make([]*pb.ChangeDecision, len(plan.Decisions)),
 		ExploredPrefixes: int64(plan.Explored),
 		Truncated:        plan.Truncated,
+		TruncatedBy:      plan.Limit,
 	}
 	for x, n := range plan.Nodes {
 		node := &pb.SpeculationNode{
@@ -171,6 +259,7 @@ func SpeculationToProto(req *pb.SpeculationRequest, plan *scoring.Plan) *pb.Spec
 		}
 		if n.Build >= 0 {
 			node.BuildId = builds[n.Build].GetBuildId()
+			node.StaleBase = n.StaleBase
 		}
 		resp.Nodes[x] = node
 	}

@@ -115,6 +115,28 @@ func TestSpeculationFromProtoErrors(t *testing.T) {
 			"landed_change_ids[1]: duplicate", scoring.ErrInvalidQueue},
 		{"landed id pending", func(r *pb.SpeculationRequest) { r.LandedChangeIds = append(r.LandedChangeIds, "b") },
 			"landed_change_ids[1]: \"b\" is a pending change", scoring.ErrInvalidQueue},
+		// Issue 14: a reversed edge was silently turned around, so a cycle planned.
+		{"reversed edge", func(r *pb.SpeculationRequest) { r.Conflicts[0].AheadChangeId, r.Conflicts[0].BehindChangeId = "b", "a" },
+			`conflicts[0].ahead_change_id: "b" (changes[1]) is behind "a"`, scoring.ErrInvalidQueue},
+		{"two-way cycle", func(r *pb.SpeculationRequest) {
+			r.Conflicts = append(r.Conflicts, &pb.ConflictEdge{AheadChangeId: "b", BehindChangeId: "a", PConf: 0.2})
+		}, "conflicts[1].ahead_change_id", scoring.ErrInvalidQueue},
+		{"self edge", func(r *pb.SpeculationRequest) { r.Conflicts[0].BehindChangeId = "a" }, "conflicts[0].behind_change_id", scoring.ErrInvalidQueue},
+		{"duplicate edge", func(r *pb.SpeculationRequest) {
+			r.Conflicts = append(r.Conflicts, &pb.ConflictEdge{AheadChangeId: "a", BehindChangeId: "b", PConf: 0.2})
+		}, "conflicts[1]: duplicates conflicts[0]", scoring.ErrInvalidQueue},
+		{"duplicate build id", func(r *pb.SpeculationRequest) { r.Builds[1].BuildId = "x" }, `builds[1].build_id: duplicate "x", also builds[0]`, scoring.ErrInvalidQueue},
+		{"empty build id", func(r *pb.SpeculationRequest) { r.Builds[1].BuildId = "" }, "builds[1].build_id: empty", scoring.ErrInvalidQueue},
+		{"contradictory results", func(r *pb.SpeculationRequest) {
+			r.Builds[0].Status = pb.BuildStatus_BUILD_STATUS_SUCCEEDED
+			r.Builds = append(r.Builds, &pb.StartedBuild{BuildId: "z", ChangeId: "b", PathChangeIds: []string{"a"}, Status: pb.BuildStatus_BUILD_STATUS_FAILED})
+		}, "builds[2].status: BUILD_STATUS_FAILED contradicts builds[0]", scoring.ErrInvalidQueue},
+		{"landed conflict unknown landed", func(r *pb.SpeculationRequest) {
+			r.LandedConflicts = []*pb.LandedConflict{{LandedChangeId: "nope", PendingChangeId: "b"}}
+		}, "landed_conflicts[0].landed_change_id", scoring.ErrInvalidQueue},
+		{"landed conflict unknown pending", func(r *pb.SpeculationRequest) {
+			r.LandedConflicts = []*pb.LandedConflict{{LandedChangeId: "landed-long-ago", PendingChangeId: "zz"}}
+		}, "landed_conflicts[0].pending_change_id", scoring.ErrInvalidQueue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := testRequest()
@@ -142,5 +164,77 @@ func TestBatchProto(t *testing.T) {
 	}
 	if _, err := BatchFromProto(&pb.BatchRequest{MaxBatchSize: -1}); !errors.Is(err, scoring.ErrInvalidBatch) || !strings.Contains(err.Error(), "max_batch_size") {
 		t.Errorf("BatchFromProto(max -1) = %v", err)
+	}
+}
+
+// TestSameResultsAccepted checks that two finished builds agreeing on one path, or
+// differing only by changes that do not conflict with the build's change, are accepted.
+func TestSameResultsAccepted(t *testing.T) {
+	req := testRequest()
+	req.Changes = append(req.Changes, &pb.PendingChange{ChangeId: "c", PSucc: 0.9})
+	req.Conflicts = append(req.Conflicts, &pb.ConflictEdge{AheadChangeId: "b", BehindChangeId: "c", PConf: 0.1})
+	succ := pb.BuildStatus_BUILD_STATUS_SUCCEEDED
+	req.Builds = []*pb.StartedBuild{
+		{BuildId: "x", ChangeId: "c", PathChangeIds: []string{"b"}, Status: succ},
+		{BuildId: "y", ChangeId: "c", PathChangeIds: []string{"a", "b"}, Status: succ}, // a does not conflict with c
+	}
+	if _, _, err := SpeculationFromProto(req); err != nil {
+		t.Fatal(err)
+	}
+	req.Builds[1].Status = pb.BuildStatus_BUILD_STATUS_FAILED
+	if _, _, err := SpeculationFromProto(req); err == nil || !strings.Contains(err.Error(), "builds[1].status") {
+		t.Errorf("results differing only off the node: %v, want builds[1].status refused", err)
+	}
+}
+
+// TestStaleBaseBuild is the scenario of issue 14: X landed and conflicts with J; J's
+// finished build ran on a base without X. Without landed_conflicts the build decides
+// (J lands); with it J waits, the build is not used and J's node is started again; a
+// build whose path names X is current and decides.
+func TestStaleBaseBuild(t *testing.T) {
+	req := &pb.SpeculationRequest{
+		Changes:         []*pb.PendingChange{{ChangeId: "J", PSucc: 0.9}},
+		Builds:          []*pb.StartedBuild{{BuildId: "old", ChangeId: "J", Status: pb.BuildStatus_BUILD_STATUS_SUCCEEDED}},
+		Capacity:        4,
+		LandedChangeIds: []string{"X"},
+	}
+	plan := func() *pb.SpeculationResponse {
+		t.Helper()
+		q, cfg, err := SpeculationFromProto(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := scoring.Speculate(q, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return SpeculationToProto(req, p)
+	}
+	if v := plan().GetDecisions()[0].GetVerdict(); v != pb.Verdict_VERDICT_LAND {
+		t.Fatalf("without landed_conflicts: %v, want LAND (the old behaviour)", v)
+	}
+	req.LandedConflicts = []*pb.LandedConflict{{LandedChangeId: "X", PendingChangeId: "J"}}
+	resp := plan()
+	if v := resp.GetDecisions()[0].GetVerdict(); v != pb.Verdict_VERDICT_WAIT {
+		t.Errorf("stale build: verdict %v, want WAIT", v)
+	}
+	if n := resp.GetNodes(); len(n) != 1 || n[0].GetAction() != pb.NodeAction_NODE_ACTION_START {
+		t.Errorf("stale build: nodes %v, want J started again", n)
+	}
+	req.Builds[0].Status = pb.BuildStatus_BUILD_STATUS_RUNNING
+	resp = plan()
+	var aborted bool
+	for _, n := range resp.GetNodes() {
+		if n.GetAction() == pb.NodeAction_NODE_ACTION_ABORT && n.GetBuildId() == "old" && n.GetStaleBase() {
+			aborted = true
+		}
+	}
+	if !aborted {
+		t.Errorf("running stale build: nodes %v, want it aborted with stale_base", resp.GetNodes())
+	}
+	req.Builds[0].Status = pb.BuildStatus_BUILD_STATUS_SUCCEEDED
+	req.Builds[0].PathChangeIds = []string{"X"}
+	if v := plan().GetDecisions()[0].GetVerdict(); v != pb.Verdict_VERDICT_LAND {
+		t.Errorf("build on a base with X: %v, want LAND", v)
 	}
 }

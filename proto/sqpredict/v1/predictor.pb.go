@@ -1445,6 +1445,9 @@ type ScoreSpeculationRequest struct {
 	// SpeculationRequest.landed_change_ids: a path id must be a pending change or one of
 	// these, or the request is refused naming the path entry.
 	LandedChangeIds []string `protobuf:"bytes,10,rep,name=landed_change_ids,json=landedChangeIds,proto3" json:"landed_change_ids,omitempty"`
+	// Conflicts between landed_change_ids and pending changes, as in
+	// SpeculationRequest.landed_conflicts.
+	LandedConflicts []*LandedConflict `protobuf:"bytes,11,rep,name=landed_conflicts,json=landedConflicts,proto3" json:"landed_conflicts,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -1545,6 +1548,13 @@ func (x *ScoreSpeculationRequest) GetFallbackFloor() float64 {
 func (x *ScoreSpeculationRequest) GetLandedChangeIds() []string {
 	if x != nil {
 		return x.LandedChangeIds
+	}
+	return nil
+}
+
+func (x *ScoreSpeculationRequest) GetLandedConflicts() []*LandedConflict {
+	if x != nil {
+		return x.LandedConflicts
 	}
 	return nil
 }
@@ -1925,8 +1935,14 @@ type GetModelInfoResponse struct {
 	// The share of changes routed to the challenger, and whether it runs in shadow.
 	ChallengerShare float64 `protobuf:"fixed64,2,opt,name=challenger_share,json=challengerShare,proto3" json:"challenger_share,omitempty"`
 	Shadow          bool    `protobuf:"varint,3,opt,name=shadow,proto3" json:"shadow,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The limits this server applies to every request.
+	Limits *ServerLimits `protobuf:"bytes,4,opt,name=limits,proto3" json:"limits,omitempty"`
+	// Set when the champion pointer names a version that failed to load at start, so
+	// that the server serves an older good version (models[0]) instead.
+	ChampionPointerVersion string `protobuf:"bytes,5,opt,name=champion_pointer_version,json=championPointerVersion,proto3" json:"champion_pointer_version,omitempty"`
+	ChampionFallback       bool   `protobuf:"varint,6,opt,name=champion_fallback,json=championFallback,proto3" json:"champion_fallback,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *GetModelInfoResponse) Reset() {
@@ -1978,6 +1994,148 @@ func (x *GetModelInfoResponse) GetShadow() bool {
 		return x.Shadow
 	}
 	return false
+}
+
+func (x *GetModelInfoResponse) GetLimits() *ServerLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *GetModelInfoResponse) GetChampionPointerVersion() string {
+	if x != nil {
+		return x.ChampionPointerVersion
+	}
+	return ""
+}
+
+func (x *GetModelInfoResponse) GetChampionFallback() bool {
+	if x != nil {
+		return x.ChampionFallback
+	}
+	return false
+}
+
+// ServerLimits are the bounds predictd puts on the work of one request (its flags).
+type ServerLimits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Largest number of items in any list of a request (--max-batch).
+	MaxBatch int32 `protobuf:"varint,1,opt,name=max_batch,json=maxBatch,proto3" json:"max_batch,omitempty"`
+	// Largest speculation capacity accepted (--max-capacity).
+	MaxCapacity int32 `protobuf:"varint,2,opt,name=max_capacity,json=maxCapacity,proto3" json:"max_capacity,omitempty"`
+	// Tree prefixes one speculation may expand (--max-explored).
+	MaxExplored int64 `protobuf:"varint,3,opt,name=max_explored,json=maxExplored,proto3" json:"max_explored,omitempty"`
+	// 64-bit words of prefix assignments one speculation may store
+	// (--max-prefix-words).
+	MaxPrefixWords int64 `protobuf:"varint,4,opt,name=max_prefix_words,json=maxPrefixWords,proto3" json:"max_prefix_words,omitempty"`
+	// Change ids the nodes of one plan may name in all (--max-node-ids).
+	MaxNodeIds int64 `protobuf:"varint,5,opt,name=max_node_ids,json=maxNodeIds,proto3" json:"max_node_ids,omitempty"`
+	// Longest time a request may run, whatever its deadline (--max-request-time).
+	MaxRequestSeconds float64 `protobuf:"fixed64,6,opt,name=max_request_seconds,json=maxRequestSeconds,proto3" json:"max_request_seconds,omitempty"`
+	// Largest request message accepted, bytes (--max-recv-bytes).
+	MaxRecvBytes int64 `protobuf:"varint,7,opt,name=max_recv_bytes,json=maxRecvBytes,proto3" json:"max_recv_bytes,omitempty"`
+	// Requests of one method running at once; more are refused with RESOURCE_EXHAUSTED
+	// (--max-inflight).
+	MaxInflightPerMethod int32 `protobuf:"varint,8,opt,name=max_inflight_per_method,json=maxInflightPerMethod,proto3" json:"max_inflight_per_method,omitempty"`
+	// Largest response, bytes; a plan above it loses its least likely selected nodes
+	// (--max-response-bytes).
+	MaxResponseBytes int64 `protobuf:"varint,9,opt,name=max_response_bytes,json=maxResponseBytes,proto3" json:"max_response_bytes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ServerLimits) Reset() {
+	*x = ServerLimits{}
+	mi := &file_sqpredict_v1_predictor_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServerLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServerLimits) ProtoMessage() {}
+
+func (x *ServerLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_sqpredict_v1_predictor_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServerLimits.ProtoReflect.Descriptor instead.
+func (*ServerLimits) Descriptor() ([]byte, []int) {
+	return file_sqpredict_v1_predictor_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ServerLimits) GetMaxBatch() int32 {
+	if x != nil {
+		return x.MaxBatch
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetMaxCapacity() int32 {
+	if x != nil {
+		return x.MaxCapacity
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetMaxExplored() int64 {
+	if x != nil {
+		return x.MaxExplored
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetMaxPrefixWords() int64 {
+	if x != nil {
+		return x.MaxPrefixWords
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetMaxNodeIds() int64 {
+	if x != nil {
+		return x.MaxNodeIds
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetMaxRequestSeconds() float64 {
+	if x != nil {
+		return x.MaxRequestSeconds
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetMaxRecvBytes() int64 {
+	if x != nil {
+		return x.MaxRecvBytes
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetMaxInflightPerMethod() int32 {
+	if x != nil {
+		return x.MaxInflightPerMethod
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetMaxResponseBytes() int64 {
+	if x != nil {
+		return x.MaxResponseBytes
+	}
+	return 0
 }
 
 var File_sqpredict_v1_predictor_proto protoreflect.FileDescriptor
@@ -2111,7 +2269,7 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\x0fahead_change_id\x18\x01 \x01(\tR\raheadChangeId\x12(\n" +
 	"\x10behind_change_id\x18\x02 \x01(\tR\x0ebehindChangeId\x12\x1a\n" +
 	"\x06p_conf\x18\x03 \x01(\x01H\x00R\x05pConf\x88\x01\x01B\t\n" +
-	"\a_p_conf\"\xd5\x03\n" +
+	"\a_p_conf\"\x9e\x04\n" +
 	"\x17ScoreSpeculationRequest\x12\x12\n" +
 	"\x04repo\x18\x01 \x01(\tR\x04repo\x123\n" +
 	"\achanges\x18\x02 \x03(\v2\x19.sqpredict.v1.QueueChangeR\achanges\x129\n" +
@@ -2123,7 +2281,8 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\x0eblrd_threshold\x18\b \x01(\x01R\rblrdThreshold\x12%\n" +
 	"\x0efallback_floor\x18\t \x01(\x01R\rfallbackFloor\x12*\n" +
 	"\x11landed_change_ids\x18\n" +
-	" \x03(\tR\x0flandedChangeIds\"\xe2\x01\n" +
+	" \x03(\tR\x0flandedChangeIds\x12G\n" +
+	"\x10landed_conflicts\x18\v \x03(\v2\x1c.sqpredict.v1.LandedConflictR\x0flandedConflicts\"\xe2\x01\n" +
 	"\fScoredChange\x12\x1b\n" +
 	"\tchange_id\x18\x01 \x01(\tR\bchangeId\x12\x15\n" +
 	"\x06p_succ\x18\x02 \x01(\x01R\x05pSucc\x125\n" +
@@ -2155,11 +2314,25 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\tloaded_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\bloadedAt\x1a:\n" +
 	"\fMetricsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x8a\x01\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xa5\x02\n" +
 	"\x14GetModelInfoResponse\x12/\n" +
 	"\x06models\x18\x01 \x03(\v2\x17.sqpredict.v1.ModelInfoR\x06models\x12)\n" +
 	"\x10challenger_share\x18\x02 \x01(\x01R\x0fchallengerShare\x12\x16\n" +
-	"\x06shadow\x18\x03 \x01(\bR\x06shadow*7\n" +
+	"\x06shadow\x18\x03 \x01(\bR\x06shadow\x122\n" +
+	"\x06limits\x18\x04 \x01(\v2\x1a.sqpredict.v1.ServerLimitsR\x06limits\x128\n" +
+	"\x18champion_pointer_version\x18\x05 \x01(\tR\x16championPointerVersion\x12+\n" +
+	"\x11champion_fallback\x18\x06 \x01(\bR\x10championFallback\"\xf8\x02\n" +
+	"\fServerLimits\x12\x1b\n" +
+	"\tmax_batch\x18\x01 \x01(\x05R\bmaxBatch\x12!\n" +
+	"\fmax_capacity\x18\x02 \x01(\x05R\vmaxCapacity\x12!\n" +
+	"\fmax_explored\x18\x03 \x01(\x03R\vmaxExplored\x12(\n" +
+	"\x10max_prefix_words\x18\x04 \x01(\x03R\x0emaxPrefixWords\x12 \n" +
+	"\fmax_node_ids\x18\x05 \x01(\x03R\n" +
+	"maxNodeIds\x12.\n" +
+	"\x13max_request_seconds\x18\x06 \x01(\x01R\x11maxRequestSeconds\x12$\n" +
+	"\x0emax_recv_bytes\x18\a \x01(\x03R\fmaxRecvBytes\x125\n" +
+	"\x17max_inflight_per_method\x18\b \x01(\x05R\x14maxInflightPerMethod\x12,\n" +
+	"\x12max_response_bytes\x18\t \x01(\x03R\x10maxResponseBytes*7\n" +
 	"\x04Flag\x12\x10\n" +
 	"\fFLAG_UNKNOWN\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -2190,7 +2363,7 @@ func file_sqpredict_v1_predictor_proto_rawDescGZIP() []byte {
 }
 
 var file_sqpredict_v1_predictor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sqpredict_v1_predictor_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_sqpredict_v1_predictor_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_sqpredict_v1_predictor_proto_goTypes = []any{
 	(Flag)(0),                        // 0: sqpredict.v1.Flag
 	(ModelRole)(0),                   // 1: sqpredict.v1.ModelRole
@@ -2219,16 +2392,18 @@ var file_sqpredict_v1_predictor_proto_goTypes = []any{
 	(*GetModelInfoRequest)(nil),      // 24: sqpredict.v1.GetModelInfoRequest
 	(*ModelInfo)(nil),                // 25: sqpredict.v1.ModelInfo
 	(*GetModelInfoResponse)(nil),     // 26: sqpredict.v1.GetModelInfoResponse
-	nil,                              // 27: sqpredict.v1.ModelInfo.MetricsEntry
-	(*timestamppb.Timestamp)(nil),    // 28: google.protobuf.Timestamp
-	(*StartedBuild)(nil),             // 29: sqpredict.v1.StartedBuild
-	(SpeculationPolicy)(0),           // 30: sqpredict.v1.SpeculationPolicy
-	(*SpeculationResponse)(nil),      // 31: sqpredict.v1.SpeculationResponse
-	(*BatchRequest)(nil),             // 32: sqpredict.v1.BatchRequest
-	(*BatchResponse)(nil),            // 33: sqpredict.v1.BatchResponse
+	(*ServerLimits)(nil),             // 27: sqpredict.v1.ServerLimits
+	nil,                              // 28: sqpredict.v1.ModelInfo.MetricsEntry
+	(*timestamppb.Timestamp)(nil),    // 29: google.protobuf.Timestamp
+	(*StartedBuild)(nil),             // 30: sqpredict.v1.StartedBuild
+	(SpeculationPolicy)(0),           // 31: sqpredict.v1.SpeculationPolicy
+	(*LandedConflict)(nil),           // 32: sqpredict.v1.LandedConflict
+	(*SpeculationResponse)(nil),      // 33: sqpredict.v1.SpeculationResponse
+	(*BatchRequest)(nil),             // 34: sqpredict.v1.BatchRequest
+	(*BatchResponse)(nil),            // 35: sqpredict.v1.BatchResponse
 }
 var file_sqpredict_v1_predictor_proto_depIdxs = []int32{
-	28, // 0: sqpredict.v1.Change.submitted_at:type_name -> google.protobuf.Timestamp
+	29, // 0: sqpredict.v1.Change.submitted_at:type_name -> google.protobuf.Timestamp
 	2,  // 1: sqpredict.v1.Change.affected_targets:type_name -> sqpredict.v1.TargetList
 	0,  // 2: sqpredict.v1.Change.revision_has_revert_plan:type_name -> sqpredict.v1.Flag
 	0,  // 3: sqpredict.v1.Change.revision_has_test_plan:type_name -> sqpredict.v1.Flag
@@ -2248,42 +2423,44 @@ var file_sqpredict_v1_predictor_proto_depIdxs = []int32{
 	5,  // 17: sqpredict.v1.BuildTimePrediction.model:type_name -> sqpredict.v1.ModelRef
 	16, // 18: sqpredict.v1.PredictBuildTimeResponse.predictions:type_name -> sqpredict.v1.BuildTimePrediction
 	3,  // 19: sqpredict.v1.QueueChange.change:type_name -> sqpredict.v1.Change
-	28, // 20: sqpredict.v1.QueueChange.arrived_at:type_name -> google.protobuf.Timestamp
+	29, // 20: sqpredict.v1.QueueChange.arrived_at:type_name -> google.protobuf.Timestamp
 	4,  // 21: sqpredict.v1.QueueChange.speculation:type_name -> sqpredict.v1.SpeculationCounts
 	4,  // 22: sqpredict.v1.QueueChange.build_speculation:type_name -> sqpredict.v1.SpeculationCounts
 	18, // 23: sqpredict.v1.ScoreSpeculationRequest.changes:type_name -> sqpredict.v1.QueueChange
 	19, // 24: sqpredict.v1.ScoreSpeculationRequest.conflicts:type_name -> sqpredict.v1.QueueConflict
-	29, // 25: sqpredict.v1.ScoreSpeculationRequest.builds:type_name -> sqpredict.v1.StartedBuild
-	30, // 26: sqpredict.v1.ScoreSpeculationRequest.policy:type_name -> sqpredict.v1.SpeculationPolicy
-	5,  // 27: sqpredict.v1.ScoredChange.model:type_name -> sqpredict.v1.ModelRef
-	5,  // 28: sqpredict.v1.ScoredConflict.model:type_name -> sqpredict.v1.ModelRef
-	31, // 29: sqpredict.v1.ScoreSpeculationResponse.plan:type_name -> sqpredict.v1.SpeculationResponse
-	21, // 30: sqpredict.v1.ScoreSpeculationResponse.changes:type_name -> sqpredict.v1.ScoredChange
-	22, // 31: sqpredict.v1.ScoreSpeculationResponse.conflicts:type_name -> sqpredict.v1.ScoredConflict
-	5,  // 32: sqpredict.v1.ModelInfo.model:type_name -> sqpredict.v1.ModelRef
-	28, // 33: sqpredict.v1.ModelInfo.trained_at:type_name -> google.protobuf.Timestamp
-	28, // 34: sqpredict.v1.ModelInfo.window_from:type_name -> google.protobuf.Timestamp
-	28, // 35: sqpredict.v1.ModelInfo.window_to:type_name -> google.protobuf.Timestamp
-	27, // 36: sqpredict.v1.ModelInfo.metrics:type_name -> sqpredict.v1.ModelInfo.MetricsEntry
-	28, // 37: sqpredict.v1.ModelInfo.loaded_at:type_name -> google.protobuf.Timestamp
-	25, // 38: sqpredict.v1.GetModelInfoResponse.models:type_name -> sqpredict.v1.ModelInfo
-	7,  // 39: sqpredict.v1.Predictor.PredictSuccess:input_type -> sqpredict.v1.PredictSuccessRequest
-	11, // 40: sqpredict.v1.Predictor.PredictConflict:input_type -> sqpredict.v1.PredictConflictRequest
-	15, // 41: sqpredict.v1.Predictor.PredictBuildTime:input_type -> sqpredict.v1.PredictBuildTimeRequest
-	20, // 42: sqpredict.v1.Predictor.ScoreSpeculation:input_type -> sqpredict.v1.ScoreSpeculationRequest
-	32, // 43: sqpredict.v1.Predictor.CompareBatching:input_type -> sqpredict.v1.BatchRequest
-	24, // 44: sqpredict.v1.Predictor.GetModelInfo:input_type -> sqpredict.v1.GetModelInfoRequest
-	9,  // 45: sqpredict.v1.Predictor.PredictSuccess:output_type -> sqpredict.v1.PredictSuccessResponse
-	13, // 46: sqpredict.v1.Predictor.PredictConflict:output_type -> sqpredict.v1.PredictConflictResponse
-	17, // 47: sqpredict.v1.Predictor.PredictBuildTime:output_type -> sqpredict.v1.PredictBuildTimeResponse
-	23, // 48: sqpredict.v1.Predictor.ScoreSpeculation:output_type -> sqpredict.v1.ScoreSpeculationResponse
-	33, // 49: sqpredict.v1.Predictor.CompareBatching:output_type -> sqpredict.v1.BatchResponse
-	26, // 50: sqpredict.v1.Predictor.GetModelInfo:output_type -> sqpredict.v1.GetModelInfoResponse
-	45, // [45:51] is the sub-list for method output_type
-	39, // [39:45] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	30, // 25: sqpredict.v1.ScoreSpeculationRequest.builds:type_name -> sqpredict.v1.StartedBuild
+	31, // 26: sqpredict.v1.ScoreSpeculationRequest.policy:type_name -> sqpredict.v1.SpeculationPolicy
+	32, // 27: sqpredict.v1.ScoreSpeculationRequest.landed_conflicts:type_name -> sqpredict.v1.LandedConflict
+	5,  // 28: sqpredict.v1.ScoredChange.model:type_name -> sqpredict.v1.ModelRef
+	5,  // 29: sqpredict.v1.ScoredConflict.model:type_name -> sqpredict.v1.ModelRef
+	33, // 30: sqpredict.v1.ScoreSpeculationResponse.plan:type_name -> sqpredict.v1.SpeculationResponse
+	21, // 31: sqpredict.v1.ScoreSpeculationResponse.changes:type_name -> sqpredict.v1.ScoredChange
+	22, // 32: sqpredict.v1.ScoreSpeculationResponse.conflicts:type_name -> sqpredict.v1.ScoredConflict
+	5,  // 33: sqpredict.v1.ModelInfo.model:type_name -> sqpredict.v1.ModelRef
+	29, // 34: sqpredict.v1.ModelInfo.trained_at:type_name -> google.protobuf.Timestamp
+	29, // 35: sqpredict.v1.ModelInfo.window_from:type_name -> google.protobuf.Timestamp
+	29, // 36: sqpredict.v1.ModelInfo.window_to:type_name -> google.protobuf.Timestamp
+	28, // 37: sqpredict.v1.ModelInfo.metrics:type_name -> sqpredict.v1.ModelInfo.MetricsEntry
+	29, // 38: sqpredict.v1.ModelInfo.loaded_at:type_name -> google.protobuf.Timestamp
+	25, // 39: sqpredict.v1.GetModelInfoResponse.models:type_name -> sqpredict.v1.ModelInfo
+	27, // 40: sqpredict.v1.GetModelInfoResponse.limits:type_name -> sqpredict.v1.ServerLimits
+	7,  // 41: sqpredict.v1.Predictor.PredictSuccess:input_type -> sqpredict.v1.PredictSuccessRequest
+	11, // 42: sqpredict.v1.Predictor.PredictConflict:input_type -> sqpredict.v1.PredictConflictRequest
+	15, // 43: sqpredict.v1.Predictor.PredictBuildTime:input_type -> sqpredict.v1.PredictBuildTimeRequest
+	20, // 44: sqpredict.v1.Predictor.ScoreSpeculation:input_type -> sqpredict.v1.ScoreSpeculationRequest
+	34, // 45: sqpredict.v1.Predictor.CompareBatching:input_type -> sqpredict.v1.BatchRequest
+	24, // 46: sqpredict.v1.Predictor.GetModelInfo:input_type -> sqpredict.v1.GetModelInfoRequest
+	9,  // 47: sqpredict.v1.Predictor.PredictSuccess:output_type -> sqpredict.v1.PredictSuccessResponse
+	13, // 48: sqpredict.v1.Predictor.PredictConflict:output_type -> sqpredict.v1.PredictConflictResponse
+	17, // 49: sqpredict.v1.Predictor.PredictBuildTime:output_type -> sqpredict.v1.PredictBuildTimeResponse
+	23, // 50: sqpredict.v1.Predictor.ScoreSpeculation:output_type -> sqpredict.v1.ScoreSpeculationResponse
+	35, // 51: sqpredict.v1.Predictor.CompareBatching:output_type -> sqpredict.v1.BatchResponse
+	26, // 52: sqpredict.v1.Predictor.GetModelInfo:output_type -> sqpredict.v1.GetModelInfoResponse
+	47, // [47:53] is the sub-list for method output_type
+	41, // [41:47] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_sqpredict_v1_predictor_proto_init() }
@@ -2302,7 +2479,7 @@ func file_sqpredict_v1_predictor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sqpredict_v1_predictor_proto_rawDesc), len(file_sqpredict_v1_predictor_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

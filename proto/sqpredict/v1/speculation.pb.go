@@ -527,6 +527,63 @@ func (x *StartedBuild) GetStatus() BuildStatus {
 	return BuildStatus_BUILD_STATUS_UNSPECIFIED
 }
 
+// LandedConflict says that a change merged into HEAD since the builds started (one of
+// the request's landed_change_ids) conflicts with a pending change. A build of the
+// pending change whose path does not name the landed change ran on a base without it:
+// its result says nothing about the current HEAD, so it decides nothing, a running one
+// is aborted and its node may be started again (SpeculationNode.stale_base).
+type LandedConflict struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	LandedChangeId  string                 `protobuf:"bytes,1,opt,name=landed_change_id,json=landedChangeId,proto3" json:"landed_change_id,omitempty"`
+	PendingChangeId string                 `protobuf:"bytes,2,opt,name=pending_change_id,json=pendingChangeId,proto3" json:"pending_change_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *LandedConflict) Reset() {
+	*x = LandedConflict{}
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LandedConflict) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LandedConflict) ProtoMessage() {}
+
+func (x *LandedConflict) ProtoReflect() protoreflect.Message {
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LandedConflict.ProtoReflect.Descriptor instead.
+func (*LandedConflict) Descriptor() ([]byte, []int) {
+	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *LandedConflict) GetLandedChangeId() string {
+	if x != nil {
+		return x.LandedChangeId
+	}
+	return ""
+}
+
+func (x *LandedConflict) GetPendingChangeId() string {
+	if x != nil {
+		return x.PendingChangeId
+	}
+	return ""
+}
+
 // SpeculationRequest is the state of one queue.
 type SpeculationRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -548,13 +605,15 @@ type SpeculationRequest struct {
 	// name. None of them is pending. Listing them makes a typo on a path an error instead
 	// of a change silently taken as landed.
 	LandedChangeIds []string `protobuf:"bytes,9,rep,name=landed_change_ids,json=landedChangeIds,proto3" json:"landed_change_ids,omitempty"`
+	// Conflicts between landed_change_ids and pending changes; see LandedConflict.
+	LandedConflicts []*LandedConflict `protobuf:"bytes,10,rep,name=landed_conflicts,json=landedConflicts,proto3" json:"landed_conflicts,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SpeculationRequest) Reset() {
 	*x = SpeculationRequest{}
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[3]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -566,7 +625,7 @@ func (x *SpeculationRequest) String() string {
 func (*SpeculationRequest) ProtoMessage() {}
 
 func (x *SpeculationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[3]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -579,7 +638,7 @@ func (x *SpeculationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeculationRequest.ProtoReflect.Descriptor instead.
 func (*SpeculationRequest) Descriptor() ([]byte, []int) {
-	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{3}
+	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SpeculationRequest) GetChanges() []*PendingChange {
@@ -645,6 +704,13 @@ func (x *SpeculationRequest) GetLandedChangeIds() []string {
 	return nil
 }
 
+func (x *SpeculationRequest) GetLandedConflicts() []*LandedConflict {
+	if x != nil {
+		return x.LandedConflicts
+	}
+	return nil
+}
+
 // SpeculationNode is one build of the speculation tree.
 type SpeculationNode struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -662,14 +728,17 @@ type SpeculationNode struct {
 	LogPNeeded float64    `protobuf:"fixed64,5,opt,name=log_p_needed,json=logPNeeded,proto3" json:"log_p_needed,omitempty"`
 	Action     NodeAction `protobuf:"varint,6,opt,name=action,proto3,enum=sqpredict.v1.NodeAction" json:"action,omitempty"`
 	// The running build, for KEEP and ABORT.
-	BuildId       string `protobuf:"bytes,7,opt,name=build_id,json=buildId,proto3" json:"build_id,omitempty"`
+	BuildId string `protobuf:"bytes,7,opt,name=build_id,json=buildId,proto3" json:"build_id,omitempty"`
+	// For ABORT: the build ran on a base without a landed conflicting change (see
+	// LandedConflict); its node is a candidate again and may appear as START.
+	StaleBase     bool `protobuf:"varint,8,opt,name=stale_base,json=staleBase,proto3" json:"stale_base,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SpeculationNode) Reset() {
 	*x = SpeculationNode{}
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[4]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -681,7 +750,7 @@ func (x *SpeculationNode) String() string {
 func (*SpeculationNode) ProtoMessage() {}
 
 func (x *SpeculationNode) ProtoReflect() protoreflect.Message {
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[4]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -694,7 +763,7 @@ func (x *SpeculationNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeculationNode.ProtoReflect.Descriptor instead.
 func (*SpeculationNode) Descriptor() ([]byte, []int) {
-	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{4}
+	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SpeculationNode) GetChangeId() string {
@@ -746,6 +815,13 @@ func (x *SpeculationNode) GetBuildId() string {
 	return ""
 }
 
+func (x *SpeculationNode) GetStaleBase() bool {
+	if x != nil {
+		return x.StaleBase
+	}
+	return false
+}
+
 // ChangeDecision is the verdict on one pending change.
 type ChangeDecision struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -765,7 +841,7 @@ type ChangeDecision struct {
 
 func (x *ChangeDecision) Reset() {
 	*x = ChangeDecision{}
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[5]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +853,7 @@ func (x *ChangeDecision) String() string {
 func (*ChangeDecision) ProtoMessage() {}
 
 func (x *ChangeDecision) ProtoReflect() protoreflect.Message {
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[5]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +866,7 @@ func (x *ChangeDecision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeDecision.ProtoReflect.Descriptor instead.
 func (*ChangeDecision) Descriptor() ([]byte, []int) {
-	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{5}
+	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ChangeDecision) GetChangeId() string {
@@ -849,16 +925,20 @@ type SpeculationResponse struct {
 	Nodes []*SpeculationNode `protobuf:"bytes,1,rep,name=nodes,proto3" json:"nodes,omitempty"`
 	// One decision per pending change, in queue order.
 	Decisions []*ChangeDecision `protobuf:"bytes,2,rep,name=decisions,proto3" json:"decisions,omitempty"`
-	// Tree prefixes the search expanded, and whether it stopped at its bound early.
+	// Tree prefixes the search expanded, and whether it stopped at a limit early.
 	ExploredPrefixes int64 `protobuf:"varint,3,opt,name=explored_prefixes,json=exploredPrefixes,proto3" json:"explored_prefixes,omitempty"`
 	Truncated        bool  `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The limit that stopped the search when truncated: "max_explored" (prefixes),
+	// "max_prefix_words" (search memory) or "max_node_ids" (changes named by the nodes);
+	// GetModelInfoResponse.limits gives their values.
+	TruncatedBy   string `protobuf:"bytes,5,opt,name=truncated_by,json=truncatedBy,proto3" json:"truncated_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SpeculationResponse) Reset() {
 	*x = SpeculationResponse{}
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[6]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -870,7 +950,7 @@ func (x *SpeculationResponse) String() string {
 func (*SpeculationResponse) ProtoMessage() {}
 
 func (x *SpeculationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[6]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -883,7 +963,7 @@ func (x *SpeculationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeculationResponse.ProtoReflect.Descriptor instead.
 func (*SpeculationResponse) Descriptor() ([]byte, []int) {
-	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{6}
+	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SpeculationResponse) GetNodes() []*SpeculationNode {
@@ -914,6 +994,13 @@ func (x *SpeculationResponse) GetTruncated() bool {
 	return false
 }
 
+func (x *SpeculationResponse) GetTruncatedBy() string {
+	if x != nil {
+		return x.TruncatedBy
+	}
+	return ""
+}
+
 // BatchRequest asks for the expected builds per change of batching independent changes.
 // With p_succ empty, every change succeeds with common_p_succ and batch sizes 1 to
 // max_batch_size are compared. With p_succ set, the batch is exactly those changes (in
@@ -930,7 +1017,7 @@ type BatchRequest struct {
 
 func (x *BatchRequest) Reset() {
 	*x = BatchRequest{}
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[7]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -942,7 +1029,7 @@ func (x *BatchRequest) String() string {
 func (*BatchRequest) ProtoMessage() {}
 
 func (x *BatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[7]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -955,7 +1042,7 @@ func (x *BatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRequest.ProtoReflect.Descriptor instead.
 func (*BatchRequest) Descriptor() ([]byte, []int) {
-	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{7}
+	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *BatchRequest) GetCommonPSucc() float64 {
@@ -990,7 +1077,7 @@ type BatchSizeCost struct {
 
 func (x *BatchSizeCost) Reset() {
 	*x = BatchSizeCost{}
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[8]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1002,7 +1089,7 @@ func (x *BatchSizeCost) String() string {
 func (*BatchSizeCost) ProtoMessage() {}
 
 func (x *BatchSizeCost) ProtoReflect() protoreflect.Message {
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[8]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1015,7 +1102,7 @@ func (x *BatchSizeCost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchSizeCost.ProtoReflect.Descriptor instead.
 func (*BatchSizeCost) Descriptor() ([]byte, []int) {
-	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{8}
+	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *BatchSizeCost) GetBatchSize() int32 {
@@ -1046,7 +1133,7 @@ type BatchScheme struct {
 
 func (x *BatchScheme) Reset() {
 	*x = BatchScheme{}
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[9]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1058,7 +1145,7 @@ func (x *BatchScheme) String() string {
 func (*BatchScheme) ProtoMessage() {}
 
 func (x *BatchScheme) ProtoReflect() protoreflect.Message {
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[9]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1071,7 +1158,7 @@ func (x *BatchScheme) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchScheme.ProtoReflect.Descriptor instead.
 func (*BatchScheme) Descriptor() ([]byte, []int) {
-	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{9}
+	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *BatchScheme) GetBestB() int32 {
@@ -1108,7 +1195,7 @@ type BatchResponse struct {
 
 func (x *BatchResponse) Reset() {
 	*x = BatchResponse{}
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[10]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1120,7 +1207,7 @@ func (x *BatchResponse) String() string {
 func (*BatchResponse) ProtoMessage() {}
 
 func (x *BatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_sqpredict_v1_speculation_proto_msgTypes[10]
+	mi := &file_sqpredict_v1_speculation_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1133,7 +1220,7 @@ func (x *BatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResponse.ProtoReflect.Descriptor instead.
 func (*BatchResponse) Descriptor() ([]byte, []int) {
-	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{10}
+	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *BatchResponse) GetOnePhase() *BatchScheme {
@@ -1170,7 +1257,10 @@ const file_sqpredict_v1_speculation_proto_rawDesc = "" +
 	"\bbuild_id\x18\x01 \x01(\tR\abuildId\x12\x1b\n" +
 	"\tchange_id\x18\x02 \x01(\tR\bchangeId\x12&\n" +
 	"\x0fpath_change_ids\x18\x03 \x03(\tR\rpathChangeIds\x121\n" +
-	"\x06status\x18\x04 \x01(\x0e2\x19.sqpredict.v1.BuildStatusR\x06status\"\xbd\x03\n" +
+	"\x06status\x18\x04 \x01(\x0e2\x19.sqpredict.v1.BuildStatusR\x06status\"f\n" +
+	"\x0eLandedConflict\x12(\n" +
+	"\x10landed_change_id\x18\x01 \x01(\tR\x0elandedChangeId\x12*\n" +
+	"\x11pending_change_id\x18\x02 \x01(\tR\x0fpendingChangeId\"\x86\x04\n" +
 	"\x12SpeculationRequest\x125\n" +
 	"\achanges\x18\x01 \x03(\v2\x1b.sqpredict.v1.PendingChangeR\achanges\x128\n" +
 	"\tconflicts\x18\x02 \x03(\v2\x1a.sqpredict.v1.ConflictEdgeR\tconflicts\x122\n" +
@@ -1180,7 +1270,9 @@ const file_sqpredict_v1_speculation_proto_rawDesc = "" +
 	"\bcapacity\x18\x06 \x01(\x05R\bcapacity\x12%\n" +
 	"\x0eblrd_threshold\x18\a \x01(\x01R\rblrdThreshold\x12%\n" +
 	"\x0efallback_floor\x18\b \x01(\x01R\rfallbackFloor\x12*\n" +
-	"\x11landed_change_ids\x18\t \x03(\tR\x0flandedChangeIds\"\xb2\x02\n" +
+	"\x11landed_change_ids\x18\t \x03(\tR\x0flandedChangeIds\x12G\n" +
+	"\x10landed_conflicts\x18\n" +
+	" \x03(\v2\x1c.sqpredict.v1.LandedConflictR\x0flandedConflicts\"\xd1\x02\n" +
 	"\x0fSpeculationNode\x12\x1b\n" +
 	"\tchange_id\x18\x01 \x01(\tR\bchangeId\x129\n" +
 	"\x19assumed_landed_change_ids\x18\x02 \x03(\tR\x16assumedLandedChangeIds\x12=\n" +
@@ -1189,7 +1281,9 @@ const file_sqpredict_v1_speculation_proto_rawDesc = "" +
 	"\flog_p_needed\x18\x05 \x01(\x01R\n" +
 	"logPNeeded\x120\n" +
 	"\x06action\x18\x06 \x01(\x0e2\x18.sqpredict.v1.NodeActionR\x06action\x12\x19\n" +
-	"\bbuild_id\x18\a \x01(\tR\abuildId\"\xc6\x02\n" +
+	"\bbuild_id\x18\a \x01(\tR\abuildId\x12\x1d\n" +
+	"\n" +
+	"stale_base\x18\b \x01(\bR\tstaleBase\"\xc6\x02\n" +
 	"\x0eChangeDecision\x12\x1b\n" +
 	"\tchange_id\x18\x01 \x01(\tR\bchangeId\x12/\n" +
 	"\averdict\x18\x02 \x01(\x0e2\x15.sqpredict.v1.VerdictR\averdict\x12.\n" +
@@ -1199,12 +1293,13 @@ const file_sqpredict_v1_speculation_proto_rawDesc = "" +
 	"\x16waiting_for_change_ids\x18\x05 \x03(\tR\x13waitingForChangeIds\x12%\n" +
 	"\x0epaths_finished\x18\x06 \x01(\x05R\rpathsFinished\x12\x1f\n" +
 	"\vpaths_total\x18\a \x01(\x01R\n" +
-	"pathsTotal\"\xd1\x01\n" +
+	"pathsTotal\"\xf4\x01\n" +
 	"\x13SpeculationResponse\x123\n" +
 	"\x05nodes\x18\x01 \x03(\v2\x1d.sqpredict.v1.SpeculationNodeR\x05nodes\x12:\n" +
 	"\tdecisions\x18\x02 \x03(\v2\x1c.sqpredict.v1.ChangeDecisionR\tdecisions\x12+\n" +
 	"\x11explored_prefixes\x18\x03 \x01(\x03R\x10exploredPrefixes\x12\x1c\n" +
-	"\ttruncated\x18\x04 \x01(\bR\ttruncated\"o\n" +
+	"\ttruncated\x18\x04 \x01(\bR\ttruncated\x12!\n" +
+	"\ftruncated_by\x18\x05 \x01(\tR\vtruncatedBy\"o\n" +
 	"\fBatchRequest\x12\"\n" +
 	"\rcommon_p_succ\x18\x01 \x01(\x01R\vcommonPSucc\x12$\n" +
 	"\x0emax_batch_size\x18\x02 \x01(\x05R\fmaxBatchSize\x12\x15\n" +
@@ -1261,7 +1356,7 @@ func file_sqpredict_v1_speculation_proto_rawDescGZIP() []byte {
 }
 
 var file_sqpredict_v1_speculation_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_sqpredict_v1_speculation_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_sqpredict_v1_speculation_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_sqpredict_v1_speculation_proto_goTypes = []any{
 	(SpeculationPolicy)(0),        // 0: sqpredict.v1.SpeculationPolicy
 	(BuildStatus)(0),              // 1: sqpredict.v1.BuildStatus
@@ -1271,36 +1366,38 @@ var file_sqpredict_v1_speculation_proto_goTypes = []any{
 	(*PendingChange)(nil),         // 5: sqpredict.v1.PendingChange
 	(*ConflictEdge)(nil),          // 6: sqpredict.v1.ConflictEdge
 	(*StartedBuild)(nil),          // 7: sqpredict.v1.StartedBuild
-	(*SpeculationRequest)(nil),    // 8: sqpredict.v1.SpeculationRequest
-	(*SpeculationNode)(nil),       // 9: sqpredict.v1.SpeculationNode
-	(*ChangeDecision)(nil),        // 10: sqpredict.v1.ChangeDecision
-	(*SpeculationResponse)(nil),   // 11: sqpredict.v1.SpeculationResponse
-	(*BatchRequest)(nil),          // 12: sqpredict.v1.BatchRequest
-	(*BatchSizeCost)(nil),         // 13: sqpredict.v1.BatchSizeCost
-	(*BatchScheme)(nil),           // 14: sqpredict.v1.BatchScheme
-	(*BatchResponse)(nil),         // 15: sqpredict.v1.BatchResponse
-	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
+	(*LandedConflict)(nil),        // 8: sqpredict.v1.LandedConflict
+	(*SpeculationRequest)(nil),    // 9: sqpredict.v1.SpeculationRequest
+	(*SpeculationNode)(nil),       // 10: sqpredict.v1.SpeculationNode
+	(*ChangeDecision)(nil),        // 11: sqpredict.v1.ChangeDecision
+	(*SpeculationResponse)(nil),   // 12: sqpredict.v1.SpeculationResponse
+	(*BatchRequest)(nil),          // 13: sqpredict.v1.BatchRequest
+	(*BatchSizeCost)(nil),         // 14: sqpredict.v1.BatchSizeCost
+	(*BatchScheme)(nil),           // 15: sqpredict.v1.BatchScheme
+	(*BatchResponse)(nil),         // 16: sqpredict.v1.BatchResponse
+	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
 }
 var file_sqpredict_v1_speculation_proto_depIdxs = []int32{
-	16, // 0: sqpredict.v1.PendingChange.arrived_at:type_name -> google.protobuf.Timestamp
+	17, // 0: sqpredict.v1.PendingChange.arrived_at:type_name -> google.protobuf.Timestamp
 	1,  // 1: sqpredict.v1.StartedBuild.status:type_name -> sqpredict.v1.BuildStatus
 	5,  // 2: sqpredict.v1.SpeculationRequest.changes:type_name -> sqpredict.v1.PendingChange
 	6,  // 3: sqpredict.v1.SpeculationRequest.conflicts:type_name -> sqpredict.v1.ConflictEdge
 	7,  // 4: sqpredict.v1.SpeculationRequest.builds:type_name -> sqpredict.v1.StartedBuild
 	0,  // 5: sqpredict.v1.SpeculationRequest.policy:type_name -> sqpredict.v1.SpeculationPolicy
-	2,  // 6: sqpredict.v1.SpeculationNode.action:type_name -> sqpredict.v1.NodeAction
-	3,  // 7: sqpredict.v1.ChangeDecision.verdict:type_name -> sqpredict.v1.Verdict
-	4,  // 8: sqpredict.v1.ChangeDecision.wait_reason:type_name -> sqpredict.v1.WaitReason
-	9,  // 9: sqpredict.v1.SpeculationResponse.nodes:type_name -> sqpredict.v1.SpeculationNode
-	10, // 10: sqpredict.v1.SpeculationResponse.decisions:type_name -> sqpredict.v1.ChangeDecision
-	13, // 11: sqpredict.v1.BatchScheme.by_b:type_name -> sqpredict.v1.BatchSizeCost
-	14, // 12: sqpredict.v1.BatchResponse.one_phase:type_name -> sqpredict.v1.BatchScheme
-	14, // 13: sqpredict.v1.BatchResponse.two_phase:type_name -> sqpredict.v1.BatchScheme
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	8,  // 6: sqpredict.v1.SpeculationRequest.landed_conflicts:type_name -> sqpredict.v1.LandedConflict
+	2,  // 7: sqpredict.v1.SpeculationNode.action:type_name -> sqpredict.v1.NodeAction
+	3,  // 8: sqpredict.v1.ChangeDecision.verdict:type_name -> sqpredict.v1.Verdict
+	4,  // 9: sqpredict.v1.ChangeDecision.wait_reason:type_name -> sqpredict.v1.WaitReason
+	10, // 10: sqpredict.v1.SpeculationResponse.nodes:type_name -> sqpredict.v1.SpeculationNode
+	11, // 11: sqpredict.v1.SpeculationResponse.decisions:type_name -> sqpredict.v1.ChangeDecision
+	14, // 12: sqpredict.v1.BatchScheme.by_b:type_name -> sqpredict.v1.BatchSizeCost
+	15, // 13: sqpredict.v1.BatchResponse.one_phase:type_name -> sqpredict.v1.BatchScheme
+	15, // 14: sqpredict.v1.BatchResponse.two_phase:type_name -> sqpredict.v1.BatchScheme
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_sqpredict_v1_speculation_proto_init() }
@@ -1314,7 +1411,7 @@ func file_sqpredict_v1_speculation_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sqpredict_v1_speculation_proto_rawDesc), len(file_sqpredict_v1_speculation_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

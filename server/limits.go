@@ -1,0 +1,150 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
+	"github.com/sqpredict/sqpredict/scoring"
+)
+
+// Defaults of Limits, chosen so that one request of the largest accepted size costs at
+// most about 64 MB and well under a second of CPU (BENCHMARKS.md, "predictd hardening
+// (issue 14)").
+const (
+	// DefaultMaxCapacity is the largest speculation capacity accepted: more builds than
+	// any CI fleet runs for one queue, and a bound on the nodes a plan selects.
+	DefaultMaxCapacity = 4096
+	// DefaultMaxExplored bounds the prefixes one speculation expands: the search heap
+	// holds at most two 32-byte items per prefix, 16 MiB.
+	DefaultMaxExplored = 1 << 18
+	// DefaultMaxPrefixWords bounds the prefix assignments one speculation stores:
+	// 1<<22 words, 32 MiB.
+	DefaultMaxPrefixWords = scoring.DefaultMaxPrefixWords
+	// DefaultMaxNodeIDs bounds the change ids the nodes of one plan name: 1<<18 ids
+	// are about 10 MB once converted to strings in a response.
+	DefaultMaxNodeIDs = 1 << 18
+	// DefaultMaxResponseBytes is the largest response: gRPC clients refuse messages
+	// above 4 MiB unless configured otherwise.
+	DefaultMaxResponseBytes = 4 << 20
+	// DefaultMaxRequestTime is the longest a request may run when its deadline is
+	// later or unset.
+	DefaultMaxRequestTime = 10 * time.Second
+)
+
+// Limits bound the work of one request. Zero fields mean the defaults above.
+// MaxRecvBytes and MaxInflight are enforced by the gRPC server options and the
+// Limiter, not by the Predictor; they are here so that GetModelInfo reports them.
+type Limits struct {
+	// MaxCapacity is the largest capacity a speculation request may ask for; a larger
+	// one is refused naming the field.
+	MaxCapacity int
+	// MaxExplored, MaxPrefixWords and MaxNodeIDs are scoring.Config's limits of the
+	// same names; a plan cut by one is returned with truncated_by naming it.
+	MaxExplored, MaxPrefixWords, MaxNodeIDs int
+	// MaxResponseBytes bounds the encoded size of a response: a plan above it loses
+	// its least likely selected nodes (truncated_by "max_response_bytes"), and any
+	// other response above it is refused with RESOURCE_EXHAUSTED.
+	MaxResponseBytes int
+	// MaxRequestTime is the longest a request runs whatever its deadline; past it the
+	// request ends with DEADLINE_EXCEEDED.
+	MaxRequestTime time.Duration
+	// MaxRecvBytes is the largest request message the server accepts.
+	MaxRecvBytes int
+	// MaxInflight is the number of requests of one method that may run at once.
+	MaxInflight int
+}
+
+// withDefaults returns l with zero fields set to their defaults.
+func (l Limits) withDefaults() Limits {
+	if l.MaxCapacity == 0 {
+		l.MaxCapacity = DefaultMaxCapacity
+	}
+	if l.MaxExplored == 0 {
+		l.MaxExplored = DefaultMaxExplored
+	}
+	if l.MaxPrefixWords == 0 {
+		l.MaxPrefixWords = DefaultMaxPrefixWords
+	}
+	if l.MaxNodeIDs == 0 {
+		l.MaxNodeIDs = DefaultMaxNodeIDs
+	}
+	if l.MaxResponseBytes == 0 {
+		l.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if l.MaxRequestTime == 0 {
+		l.MaxRequestTime = DefaultMaxRequestTime
+	}
+	return l
+}
+
+func (l Limits) validate() error {
+	switch {
+	case l.MaxCapacity < 0, l.MaxExplored < 0, l.MaxPrefixWords < 0, l.MaxNodeIDs < 0, l.MaxResponseBytes < 0,
+		l.MaxRecvBytes < 0, l.MaxInflight < 0:
+		return fmt.Errorf("%w: negative limit in %+v", ErrConfig, l)
+	case l.MaxRequestTime < 0:
+		return fmt.Errorf("%w: max request time %v is negative", ErrConfig, l.MaxRequestTime)
+	}
+	return nil
+}
+
+// toProto returns the limits as GetModelInfo reports them, with maxBatch.
+func (l Limits) toProto(maxBatch int) *pb.ServerLimits {
+	return &pb.ServerLimits{
+		MaxBatch:             int32(maxBatch),
+		MaxCapacity:          int32(l.MaxCapacity),
+		MaxExplored:          int64(l.MaxExplored),
+		MaxPrefixWords:       int64(l.MaxPrefixWords),
+		MaxNodeIds:           int64(l.MaxNodeIDs),
+		MaxRequestSeconds:    l.MaxRequestTime.Seconds(),
+		MaxRecvBytes:         int64(l.MaxRecvBytes),
+		MaxInflightPerMethod: int32(l.MaxInflight),
+		MaxResponseBytes:     int64(l.MaxResponseBytes),
+	}
+}
+
+// LimitMaxResponseBytes names the limit in SpeculationResponse.truncated_by when a plan
+// lost nodes to Limits.MaxResponseBytes.
+const LimitMaxResponseBytes = "max_response_bytes"
+
+// fitResponse drops the least likely selected nodes of resp's plan until the response
+// encodes in at most max bytes, marking the plan truncated. It returns an error
+// wrapping ErrResponseTooLarge when the rest (decisions, aborts, scored values) alone
+// is too large.
+func fitResponse(resp *pb.ScoreSpeculationResponse, max int) error {
+	size := proto.Size(resp)
+	if size <= max {
+		return nil
+	}
+	plan := resp.GetPlan()
+	nodes := plan.GetNodes()
+	// Selected nodes come first, by decreasing P-needed; aborts follow.
+	sel := 0
+	for sel < len(nodes) && nodes[sel].GetAction() != pb.NodeAction_NODE_ACTION_ABORT {
+		sel++
+	}
+	cut := sel
+	for cut > 0 && size > max {
+		cut--
+		n := proto.Size(nodes[cut])
+		size -= n + protowire.SizeTag(1) + protowire.SizeBytes(n) - n
+	}
+	aborts := nodes[sel:]
+	plan.Truncated, plan.TruncatedBy = true, LimitMaxResponseBytes
+	// The estimate ignores the shorter length prefixes of the enclosing messages: check
+	// the real size and cut further if needed.
+	for {
+		plan.Nodes = append(nodes[:cut:cut], aborts...)
+		if size = proto.Size(resp); size <= max {
+			return nil
+		}
+		if cut == 0 {
+			return fmt.Errorf("%w: %d bytes without any selected node, limit %d (--max-response-bytes)", ErrResponseTooLarge, size, max)
+		}
+		cut--
+	}
+}
