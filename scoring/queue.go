@@ -19,6 +19,10 @@ type Change struct {
 	// BuildMu and BuildSigma are the combined build time of the change, in seconds (see
 	// CombineBuildTimes). They only matter for the policies that use P(FT_y < FT_x).
 	BuildMu, BuildSigma float64
+	// BuildFamily is the shape of the build-time distribution with mean BuildMu and
+	// standard deviation BuildSigma; the zero value is BuildNormal (Phi(Z)). A
+	// BuildLogNormal change needs BuildMu > 0 when BuildSigma > 0.
+	BuildFamily BuildFamily
 }
 
 // Conflict is an edge of the conflict graph between two pending changes. The change
@@ -120,6 +124,10 @@ func (q *Queue) validate() (*graph, error) {
 			return nil, fmt.Errorf("%w: change %d: build mu %v is not finite", ErrInvalidQueue, i, c.BuildMu)
 		case !(c.BuildSigma >= 0) || math.IsInf(c.BuildSigma, 0):
 			return nil, fmt.Errorf("%w: change %d: build sigma %v is not finite and non-negative", ErrInvalidQueue, i, c.BuildSigma)
+		case !c.BuildFamily.valid():
+			return nil, fmt.Errorf("%w: change %d: unknown build family %v", ErrInvalidQueue, i, c.BuildFamily)
+		case c.BuildFamily == BuildLogNormal && c.BuildSigma > 0 && !(c.BuildMu > 0):
+			return nil, fmt.Errorf("%w: change %d: log-normal build mu %v is not positive", ErrInvalidQueue, i, c.BuildMu)
 		}
 	}
 	g := &graph{start: make([]int32, n+1), ahead: getEdges(len(q.Conflicts))}

@@ -495,7 +495,7 @@ func (s *search) exactTree(j int, t *tree) {
 			if finishZBelow(ci, cj, s.zThr) {
 				continue
 			}
-			pb := FinishBeforeProb(ci.Arrival, ci.BuildMu, ci.BuildSigma, cj.Arrival, cj.BuildMu, cj.BuildSigma)
+			pb := changeFinishBefore(ci, cj)
 			if pb < s.cfg.BLRDThreshold {
 				continue // z within rounding of the quantile
 			}
@@ -545,6 +545,9 @@ func (s *search) expectedBound(i int, cj *Change) float64 {
 	// The numerator of FinishZ: (AT_i + mu_i) − (AT_j + mu_j).
 	num := (ci.Arrival - cj.Arrival) - (cj.BuildMu - ci.BuildMu)
 	den2 := ci.BuildSigma*ci.BuildSigma + cj.BuildSigma*cj.BuildSigma
+	if ci.BuildFamily != BuildNormal || cj.BuildFamily != BuildNormal {
+		num, den2 = changeFinishZ(*ci, *cj), 1 // Z itself (finish.go)
+	}
 	var p float64
 	switch {
 	case den2 > 0:
@@ -629,7 +632,7 @@ func (s *search) buildLevel(j int, t *tree, d int) {
 	}
 	if s.cfg.Policy == PolicyExpected {
 		ci, cj := s.q.Changes[i], s.q.Changes[j]
-		lv.pb = FinishBeforeProb(ci.Arrival, ci.BuildMu, ci.BuildSigma, cj.Arrival, cj.BuildMu, cj.BuildSigma)
+		lv.pb = changeFinishBefore(ci, cj)
 	}
 	t.levels = append(t.levels, lv)
 }
@@ -979,7 +982,7 @@ func (s *search) logPNeeded(j int, t *tree, a []uint64) float64 {
 		}
 		if s.cfg.Policy == PolicyExpected && math.IsNaN(pb) {
 			ci, cj := s.q.Changes[i], s.q.Changes[j]
-			pb = FinishBeforeProb(ci.Arrival, ci.BuildMu, ci.BuildSigma, cj.Arrival, cj.BuildMu, cj.BuildSigma)
+			pb = changeFinishBefore(ci, cj)
 		}
 		if !math.IsNaN(pb) {
 			switch s.cfg.Policy {
@@ -1008,6 +1011,9 @@ func (s *search) logPNeeded(j int, t *tree, a []uint64) float64 {
 // finishZBelow reports whether FinishZ of the ahead change ci and the new change cj is
 // below z0, comparing squares instead of taking a square root.
 func finishZBelow(ci, cj Change, z0 float64) bool {
+	if ci.BuildFamily != BuildNormal || cj.BuildFamily != BuildNormal {
+		return changeFinishZ(ci, cj) < z0 // finish.go
+	}
 	num := (ci.Arrival - cj.Arrival) - (cj.BuildMu - ci.BuildMu)
 	den2 := ci.BuildSigma*ci.BuildSigma + cj.BuildSigma*cj.BuildSigma
 	if den2 == 0 || math.IsInf(z0, 0) {

@@ -328,7 +328,7 @@ func refNodes(q Queue, cfg Config) map[string]float64 {
 			beta := 1.0
 			for x, i := range path {
 				ci := q.Changes[i]
-				pb[x] = FinishBeforeProb(ci.Arrival, ci.BuildMu, ci.BuildSigma, cj.Arrival, cj.BuildMu, cj.BuildSigma)
+				pb[x] = FinishBeforeProbOf(ci.Arrival, buildTimeOf(ci), cj.Arrival, buildTimeOf(cj))
 				if cfg.Policy == PolicySQ2024 && pb[x] >= DefaultBLRDThreshold {
 					beta *= pb[x]
 					useBypass = true
