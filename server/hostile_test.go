@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/sqpredict/sqpredict/datasets"
 	"github.com/sqpredict/sqpredict/features"
 	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
 	"github.com/sqpredict/sqpredict/registry"
@@ -144,6 +145,10 @@ func (m constModel) NFeatures() int { return m.nf }
 type noDevs struct{}
 
 func (noDevs) Lookup(string) features.DevStats { return features.DevStats{} }
+
+func (noDevs) Recent(string, *datasets.Change) features.Recent { return features.Recent{} }
+
+func (noDevs) Repos() []string { return nil }
 
 // TestModelFaultIsInternal serves a model that predicts NaN (or an infinite standard
 // deviation): requests fail with INTERNAL, never OK and never INVALID_ARGUMENT, and the
