@@ -36,6 +36,15 @@ var gbmParamHelp = map[string]string{
 	"num_threads":             "goroutines, 0 = all cores (default 0)",
 	"seed":                    "seed of feature and row sampling (default 0)",
 	"early_stopping_round":    "stop after k rounds without validation improvement; needs --valid (default 0)",
+	"categorical_feature":     "columns holding integer categories, split by category sets as LightGBM: indices 0,3 or name:a,b (default none)",
+	"max_cat_to_onehot":       "categorical features with at most this many bins split one category against the rest (default 4)",
+	"cat_smooth":              "categories with fewer rows are not split on; smoothing of category ordering (default 10)",
+	"cat_l2":                  "L2 penalty added for categorical splits (default 10)",
+	"max_cat_threshold":       "most categories on one side of a categorical split (default 32)",
+	"min_data_per_group":      "least rows per group of categories in a categorical split (default 100)",
+	"lambda_l1":               "L1 penalty on leaf values; alias reg_alpha (default 0)",
+	"min_gain_to_split":       "least gain of a split; alias min_split_gain (default 0)",
+	"max_delta_step":          "cap on a leaf's output before the learning rate, <= 0 for none (default 0)",
 }
 
 func init() {

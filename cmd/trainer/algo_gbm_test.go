@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -107,6 +109,75 @@ func TestFitPredictGBM(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFitGBMCategoricalMatchesLightGBM fits models/gbm's categorical test data through
+// the CLI with categorical_feature and the parameters LightGBM 4.6.0 was given (case
+// reg_tuned of models/gbm/testdata/cat_cases.txt) and checks the saved model's raw
+// predictions against LightGBM's own (cat_reg_tuned_raw.txt, made by gen_cat.py).
+func TestFitGBMCategoricalMatchesLightGBM(t *testing.T) {
+	const dir = "../../models/gbm/testdata/"
+	model := filepath.Join(t.TempDir(), "model.txt")
+	args := []string{"fit", "--algo", "gbm", "--train", dir + "cat_train.csv", "--target", "y", "--drop", "yb",
+		"--model", model, "--param", "categorical_feature=name:c0,c1", "--param", "num_threads=1"}
+	cases, err := os.ReadFile(dir + "cat_cases.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, line := range strings.Split(string(cases), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || fields[0] != "reg_tuned" {
+			continue
+		}
+		found = true
+		for _, kv := range fields[1:] {
+			if !strings.HasPrefix(kv, "label=") && !strings.HasPrefix(kv, "objective=") {
+				args = append(args, "--param", kv)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("cat_cases.txt has no reg_tuned case")
+	}
+	if _, _, err := runCmd(t, args...); err != nil {
+		t.Fatalf("trainer %s: %v", strings.Join(args, " "), err)
+	}
+	m, err := gbm.LoadLightGBMFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := readFrame(t, dir+"cat_test.csv")
+	names := m.FeatureNames()
+	if strings.Join(names, ",") != "c0,c1,x2,x3" {
+		t.Fatalf("model features %v, want c0 c1 x2 x3", names)
+	}
+	x := mat.NewDense(test.NRows(), len(names), nil)
+	for j, n := range names {
+		for i, v := range test.Columns[test.Index(n)].Floats {
+			x.Set(i, j, v)
+		}
+	}
+	got := m.PredictRaw(nil, x)
+	raw, err := os.ReadFile(dir + "cat_reg_tuned_raw.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Fields(string(raw))
+	if len(want) != len(got) {
+		t.Fatalf("%d LightGBM predictions for %d rows", len(want), len(got))
+	}
+	for i, s := range want {
+		w, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The models package's own test states this tolerance (LightGBM's
+		// floating-point operations, up to its histogram subtractions).
+		if !scalar.EqualWithinAbsOrRel(got[i], w, 1e-12, 1e-12) {
+			t.Fatalf("row %d: raw %v, LightGBM %v", i, got[i], w)
+		}
 	}
 }
 

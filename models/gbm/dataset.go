@@ -45,10 +45,26 @@ type featureBins struct {
 	// min and max are the smallest and largest values, for LightGBM's feature_infos;
 	// NaN when the feature has no values.
 	min, max float64
+
+	// cats is set for a categorical feature: cats[b-1] is the category of bin b >= 1,
+	// in LightGBM's order (most frequent first). Bin 0 holds NaN, negative values and
+	// the rare categories LightGBM's binning leaves out; upper is then nil.
+	cats []int
+	// catBin maps a category to its bin (categorical features only).
+	catBin map[int]int
+	// catNaN reports LightGBM's missing type NaN for a categorical feature: bin 0 is
+	// not empty in training, or a category was left out.
+	catNaN bool
 }
+
+// isCat reports whether the feature is categorical.
+func (fb *featureBins) isCat() bool { return fb.cats != nil }
 
 // nBins returns the number of bins of the feature, the NaN bin included.
 func (fb *featureBins) nBins() int {
+	if fb.isCat() {
+		return len(fb.cats) + 1
+	}
 	if fb.hasNaN {
 		return len(fb.upper) + 1
 	}
@@ -56,14 +72,30 @@ func (fb *featureBins) nBins() int {
 }
 
 // nanBin returns the bin index of NaN values, which is len(upper) whether or not the
-// feature had NaN in training (no row is then in it).
-func (fb *featureBins) nanBin() int { return len(fb.upper) }
+// feature had NaN in training (no row is then in it), and 0 for a categorical feature.
+func (fb *featureBins) nanBin() int {
+	if fb.isCat() {
+		return 0
+	}
+	return len(fb.upper)
+}
 
 // NewDataset quantises x into at most maxBin bins per feature (0 means DefaultMaxBin;
 // at most 255). NaN values are missing and get a bin of their own; infinite values are
 // rejected, since a split threshold between finite values and ±Inf cannot be written in
 // the LightGBM text format.
 func NewDataset(x mat.Matrix, maxBin int) (*Dataset, error) {
+	return NewDatasetCategorical(x, maxBin, nil)
+}
+
+// NewDatasetCategorical is NewDataset with the columns listed in categorical binned as
+// categories, as LightGBM's categorical_feature does: a value is truncated to an int
+// category; NaN and negative values are missing; categories are ranked by count and
+// kept, most frequent first, until they cover 99% of the rows and at most maxBin-1
+// of them are kept (the rest, and those seen fewer than 3 times once two are kept,
+// share the missing bin 0). Trees grown on it split such a column by sets of
+// categories.
+func NewDatasetCategorical(x mat.Matrix, maxBin int, categorical []int) (*Dataset, error) {
 	if maxBin == 0 {
 		maxBin = DefaultMaxBin
 	}
@@ -80,6 +112,13 @@ func NewDataset(x mat.Matrix, maxBin int) (*Dataset, error) {
 		bins:       make([]uint8, r*c),
 		feats:      make([]featureBins, c),
 		histOffset: make([]int, c+1),
+	}
+	isCat := make([]bool, c)
+	for _, f := range categorical {
+		if f < 0 || f >= c {
+			return nil, fmt.Errorf("%w: categorical feature %d out of range [0, %d)", ErrBadConfig, f, c)
+		}
+		isCat[f] = true
 	}
 	errs := make([]error, c)
 	workers := runtime.GOMAXPROCS(0)
@@ -101,7 +140,11 @@ func NewDataset(x mat.Matrix, maxBin int) (*Dataset, error) {
 				col[i] = x.At(i, f)
 			}
 		}
-		errs[f] = d.binFeature(f, col, sorted[w], maxBin)
+		if isCat[f] {
+			errs[f] = d.binCategorical(f, col, maxBin)
+		} else {
+			errs[f] = d.binFeature(f, col, sorted[w], maxBin)
+		}
 	})
 	for _, err := range errs {
 		if err != nil {
@@ -153,6 +196,76 @@ func (d *Dataset) binFeature(f int, col, sorted []float64, maxBin int) error {
 			continue
 		}
 		out[i] = uint8(sort.SearchFloat64s(fb.upper, v))
+	}
+	return nil
+}
+
+// lgMinDataInBin is LightGBM's default min_data_in_bin.
+const lgMinDataInBin = 3
+
+// binCategorical bins categorical feature f from its values col as LightGBM's
+// BinMapper::FindBin does for a categorical feature (src/io/bin.cpp).
+func (d *Dataset) binCategorical(f int, col []float64, maxBin int) error {
+	counts := map[int]int{}
+	naCnt := 0
+	for i, v := range col {
+		switch {
+		case math.IsNaN(v):
+			naCnt++
+		case math.IsInf(v, 0) || v >= math.MaxInt32+1:
+			return fmt.Errorf("%w: row %d, column %d: categorical value %v is not an int32", ErrBadData, i, f, v)
+		case int(v) < 0:
+			naCnt++ // LightGBM reads negative categories as missing
+		default:
+			counts[int(v)]++
+		}
+	}
+	cats := make([]int, 0, len(counts))
+	for c := range counts {
+		cats = append(cats, c)
+	}
+	// Ascending values, then a stable sort by count, descending (Common::SortForPair).
+	slices.Sort(cats)
+	slices.SortStableFunc(cats, func(a, b int) int { return counts[b] - counts[a] })
+	total := len(col)
+	fb := &d.feats[f]
+	fb.catBin = map[int]int{}
+	fb.cats = []int{}
+	cntInBin := []int{0}
+	if rest := total - naCnt; rest > 0 {
+		// LightGBM: int cut_cnt = RoundInt((total - na) * 0.99f).
+		cutCnt := int(float64(rest)*float64(float32(0.99)) + 0.5)
+		distinct := len(cats)
+		if naCnt > 0 {
+			distinct++
+		}
+		mb := min(distinct, maxBin)
+		used, numBin := 0, 1
+		for cur := 0; cur < len(cats) && (used < cutCnt || numBin < mb); cur++ {
+			if counts[cats[cur]] < lgMinDataInBin && cur > 1 {
+				break
+			}
+			fb.catBin[cats[cur]] = numBin
+			fb.cats = append(fb.cats, cats[cur])
+			used += counts[cats[cur]]
+			cntInBin = append(cntInBin, counts[cats[cur]])
+			numBin++
+		}
+		if len(fb.cats) > 255 {
+			return fmt.Errorf("%w: column %d: %d categories needed to cover 99%% of the rows, at most 255 fit", ErrBadData, f, len(fb.cats))
+		}
+		fb.catNaN = len(fb.cats) < len(cats) || naCnt > 0
+		cntInBin[0] = total - used
+	}
+	fb.hasNaN = fb.catNaN
+	fb.min, fb.max = math.NaN(), math.NaN()
+	out := d.bins[f*d.nRows : (f+1)*d.nRows]
+	for i, v := range col {
+		b := 0
+		if !math.IsNaN(v) && int(v) >= 0 {
+			b = fb.catBin[int(v)]
+		}
+		out[i] = uint8(b)
 	}
 	return nil
 }
@@ -242,6 +355,15 @@ func (d *Dataset) featureInfos() []string {
 	infos := make([]string, d.nFeatures)
 	for f := range d.feats {
 		fb := &d.feats[f]
+		if fb.isCat() {
+			// The categories of the bins, -1 for bin 0, as LightGBM writes them.
+			s := "-1"
+			for _, c := range fb.cats {
+				s += ":" + strconv.Itoa(c)
+			}
+			infos[f] = s
+			continue
+		}
 		if math.IsNaN(fb.min) || fb.min == fb.max {
 			infos[f] = "none"
 			continue

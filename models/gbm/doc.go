@@ -25,10 +25,23 @@
 // # Engine
 //
 // NewDataset quantises a feature matrix into at most 255 quantile bins per feature
-// (NaN, the missing value, has a bin of its own); GrowTree fits one tree to gradients
-// and hessians on it (GrowTreeLeaves also reports the leaf of every row it grew on);
-// NewModel assembles trees into a Model. Fit is built from these three, and so is
-// models/ngboost.
+// (NaN, the missing value, has a bin of its own); NewDatasetCategorical also bins the
+// columns named categorical as LightGBM's categorical_feature does (one bin per
+// frequent category, bin 0 for missing and rare ones). GrowTree fits one tree to
+// gradients and hessians on it (GrowTreeLeaves also reports the leaf of every row it
+// grew on); NewModel assembles trees into a Model. Fit is built from these three, and
+// so is models/ngboost.
+//
+// The split search is LightGBM 4.6.0's (src/treelearner/feature_histogram.hpp): a
+// numerical feature is scanned from its last bin down with missing values left, then,
+// when it has missing values, from the first bin up with them right; a categorical
+// feature splits one category against the rest (at most max_cat_to_onehot bins) or a
+// prefix of its categories sorted by G/(H + cat_smooth) with cat_l2 and
+// min_data_per_group; gains and outputs use lambda_l1, lambda_l2, max_delta_step and
+// min_gain_to_split as LightGBM does, with its kEpsilon on hessian sums and its
+// tie-breaking. Fit also keeps labels, weights, gradients and hessians in float32 and
+// estimates a bin's rows from its hessians, as LightGBM does, so that on data LightGBM
+// bins alike it grows LightGBM's trees (testdata/gen_cat.py pins this to 1e-12).
 //
 // # Conventions
 //

@@ -30,7 +30,47 @@ type TreeConfig struct {
 	LambdaL2 float64
 	// NumThreads is the number of goroutines building histograms; 0 means GOMAXPROCS.
 	NumThreads int
+
+	// LambdaL1 is the L1 penalty on leaf values (LightGBM lambda_l1): gradient sums
+	// shrink towards 0 by it. 0 means none.
+	LambdaL1 float64
+	// MinGainToSplit is the least gain a split must bring (LightGBM
+	// min_gain_to_split); 0 means any positive gain.
+	MinGainToSplit float64
+	// MaxDeltaStep caps the absolute value of a leaf's output before the learning rate
+	// (LightGBM max_delta_step); 0 or negative means no cap.
+	MaxDeltaStep float64
+
+	// The parameters of categorical splits, with LightGBM's names and defaults.
+	// MaxCatToOnehot: a feature with at most this many bins (its categories plus the
+	// missing bin) splits one category against the rest; 0 means 4.
+	MaxCatToOnehot int
+	// CatSmooth: categories with fewer rows are not split on, and it is added to the
+	// hessian sum when categories are ordered by G/(H + cat_smooth); 0 means 10,
+	// negative means 0.
+	CatSmooth float64
+	// CatL2 is added to LambdaL2 for categorical splits; 0 means 10, negative means 0.
+	CatL2 float64
+	// MaxCatThreshold is the most categories on the left of a split; 0 means 32.
+	MaxCatThreshold int
+	// MinDataPerGroup is the least number of rows between candidate split points of
+	// the sorted categories and on the right of a split; 0 means 100.
+	MinDataPerGroup int
+
+	// lightGBMCounts makes the split search count a histogram bin's rows from its
+	// hessian sum, RoundInt(H_b·n/H), as LightGBM does; Fit sets it so that its trees
+	// are LightGBM's. GrowTree counts rows.
+	lightGBMCounts bool
 }
+
+// LightGBM's defaults for the categorical split parameters (docs/Parameters.rst).
+const (
+	DefaultMaxCatToOnehot  = 4
+	DefaultCatSmooth       = 10.0
+	DefaultCatL2           = 10.0
+	DefaultMaxCatThreshold = 32
+	DefaultMinDataPerGroup = 100
+)
 
 // withDefaults returns c with zero values replaced by defaults, or an error for values
 // no default can fix.
@@ -47,6 +87,30 @@ func (c TreeConfig) withDefaults() (TreeConfig, error) {
 	if c.NumThreads <= 0 {
 		c.NumThreads = runtime.GOMAXPROCS(0)
 	}
+	if c.MaxCatToOnehot == 0 {
+		c.MaxCatToOnehot = DefaultMaxCatToOnehot
+	}
+	switch {
+	case c.CatSmooth == 0:
+		c.CatSmooth = DefaultCatSmooth
+	case c.CatSmooth < 0:
+		c.CatSmooth = 0
+	}
+	switch {
+	case c.CatL2 == 0:
+		c.CatL2 = DefaultCatL2
+	case c.CatL2 < 0:
+		c.CatL2 = 0
+	}
+	if c.MaxCatThreshold == 0 {
+		c.MaxCatThreshold = DefaultMaxCatThreshold
+	}
+	if c.MinDataPerGroup == 0 {
+		c.MinDataPerGroup = DefaultMinDataPerGroup
+	}
+	if c.MaxDeltaStep < 0 {
+		c.MaxDeltaStep = 0
+	}
 	switch {
 	case c.NumLeaves < 2 || c.NumLeaves > 131072:
 		return c, fmt.Errorf("%w: num_leaves=%d, want 2..131072", ErrBadConfig, c.NumLeaves)
@@ -56,6 +120,20 @@ func (c TreeConfig) withDefaults() (TreeConfig, error) {
 		return c, fmt.Errorf("%w: lambda_l2=%v, want a finite value >= 0", ErrBadConfig, c.LambdaL2)
 	case math.IsNaN(c.MinSumHessianInLeaf):
 		return c, fmt.Errorf("%w: min_sum_hessian_in_leaf is NaN", ErrBadConfig)
+	case c.LambdaL1 < 0 || math.IsNaN(c.LambdaL1) || math.IsInf(c.LambdaL1, 0):
+		return c, fmt.Errorf("%w: lambda_l1=%v, want a finite value >= 0", ErrBadConfig, c.LambdaL1)
+	case c.MinGainToSplit < 0 || math.IsNaN(c.MinGainToSplit) || math.IsInf(c.MinGainToSplit, 0):
+		return c, fmt.Errorf("%w: min_gain_to_split=%v, want a finite value >= 0", ErrBadConfig, c.MinGainToSplit)
+	case math.IsNaN(c.MaxDeltaStep) || math.IsInf(c.MaxDeltaStep, 0):
+		return c, fmt.Errorf("%w: max_delta_step=%v, want a finite value", ErrBadConfig, c.MaxDeltaStep)
+	case c.MaxCatToOnehot < 0:
+		return c, fmt.Errorf("%w: max_cat_to_onehot=%d, want > 0", ErrBadConfig, c.MaxCatToOnehot)
+	case math.IsNaN(c.CatSmooth) || math.IsInf(c.CatSmooth, 0) || math.IsNaN(c.CatL2) || math.IsInf(c.CatL2, 0):
+		return c, fmt.Errorf("%w: cat_smooth=%v, cat_l2=%v, want finite values", ErrBadConfig, c.CatSmooth, c.CatL2)
+	case c.MaxCatThreshold < 0:
+		return c, fmt.Errorf("%w: max_cat_threshold=%d, want > 0", ErrBadConfig, c.MaxCatThreshold)
+	case c.MinDataPerGroup < 0:
+		return c, fmt.Errorf("%w: min_data_per_group=%d, want > 0", ErrBadConfig, c.MinDataPerGroup)
 	}
 	return c, nil
 }
@@ -65,20 +143,25 @@ type hbin struct {
 	g, h, n float64
 }
 
-// splitInfo is the best split found for a leaf.
+// splitInfo is the best split found for a leaf, LightGBM's SplitInfo.
 type splitInfo struct {
 	gain        float64 // gain over not splitting; <= 0 means no split
 	feature     int
-	bin         int // value bins <= bin go left
+	bin         int   // numerical: value bins <= bin go left
+	catBins     []int // categorical: the bins that go left
 	defaultLeft bool
-	lg, lh, ln  float64
-	rg, rh, rn  float64
+	lg, lh      float64
+	rg, rh      float64
+	ln, rn      int     // estimated from hessians, as LightGBM does
+	lOut, rOut  float64 // the children's outputs (leaf values before shrinkage)
 }
 
 // leafState is a leaf of the tree being grown.
 type leafState struct {
 	begin, end int // its rows are idx[begin:end]
-	g, h, n    float64
+	g, h       float64
+	n          int
+	out        float64 // the leaf's value, set when its parent was split
 	depth      int
 	hist       []hbin // nil when the leaf will not be split
 	best       splitInfo
@@ -222,7 +305,8 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 		root.g += g.grad[r]
 		root.h += g.hess[r]
 	}
-	root.n = float64(len(g.idx))
+	root.n = len(g.idx)
+	root.out = regParams{l1: cfg.LambdaL1, l2: cfg.LambdaL2, maxDelta: cfg.MaxDeltaStep}.output(root.g, root.h)
 	if !(root.h+cfg.LambdaL2 > 0) {
 		return nil, fmt.Errorf("%w: sum of hessians plus lambda_l2 is %v, want > 0", ErrBadData, root.h+cfg.LambdaL2)
 	}
@@ -258,9 +342,9 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 	spec.leafCount = make([]int, len(g.leaves))
 	for i := range g.leaves {
 		l := &g.leaves[i]
-		spec.leafValue[i] = leafOutput(l.g, l.h, cfg.LambdaL2)
+		spec.leafValue[i] = l.out
 		spec.leafWeight[i] = l.h
-		spec.leafCount[i] = int(l.n)
+		spec.leafCount[i] = l.n
 		if leafOf != nil {
 			for _, r := range g.idx[l.begin:l.end] {
 				leafOf[r] = int32(i)
@@ -268,17 +352,6 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 		}
 	}
 	return newTree(spec)
-}
-
-// leafOutput is the Newton step for a leaf with gradient sum sg and hessian sum sh.
-func leafOutput(sg, sh, lambda float64) float64 {
-	return -sg / (sh + lambda)
-}
-
-// leafGain is the score G²/(H+λ) of a leaf; a split's gain is the children's scores
-// minus the parent's.
-func leafGain(sg, sh, lambda float64) float64 {
-	return sg * sg / (sh + lambda)
 }
 
 // split splits leaf li by its best split: the leaf keeps index li for its left child
@@ -300,14 +373,48 @@ func (g *grower) split(spec *treeSpec, li int) {
 			spec.rightChild[i] = newNode
 		}
 	}
-	threshold := fb.upper[s.bin]
-	if math.IsInf(threshold, 1) {
-		// Only the split "all values left, NaN right" uses the last value bin.
-		threshold = math.MaxFloat64
-	}
-	dt := lgMissingNaN << 2
-	if s.defaultLeft {
-		dt |= lgDefaultLeftMask
+	var threshold float64
+	var dt int
+	var inLeft [256]bool
+	if fb.isCat() {
+		// The node's bitset holds the categories of the left bins; LightGBM's
+		// cat_threshold words, with threshold the index of the bitset.
+		var words []uint32
+		for _, b := range s.catBins {
+			inLeft[b] = true
+			if b == 0 {
+				continue // the missing bin has no category: its rows go right in prediction
+			}
+			c := fb.cats[b-1]
+			for len(words) <= c/32 {
+				words = append(words, 0)
+			}
+			words[c/32] |= 1 << (c % 32)
+		}
+		if len(spec.catBoundaries) == 0 {
+			spec.catBoundaries = append(spec.catBoundaries, 0)
+		}
+		threshold = float64(len(spec.catBoundaries) - 1)
+		spec.catThreshold = append(spec.catThreshold, words...)
+		spec.catBoundaries = append(spec.catBoundaries, len(spec.catThreshold))
+		dt = lgCategoricalMask
+		if fb.catNaN {
+			dt |= lgMissingNaN << 2
+		}
+	} else {
+		threshold = fb.upper[s.bin]
+		if math.IsInf(threshold, 1) {
+			// Only the split "all values left, NaN right" uses the last value bin.
+			threshold = math.MaxFloat64
+		}
+		// LightGBM's missing type: NaN when the feature had missing values in
+		// training, None otherwise (prediction then reads NaN as 0).
+		if fb.hasNaN {
+			dt = lgMissingNaN << 2
+		}
+		if s.defaultLeft {
+			dt |= lgDefaultLeftMask
+		}
 	}
 	spec.splitFeature = append(spec.splitFeature, s.feature)
 	spec.threshold = append(spec.threshold, threshold)
@@ -315,9 +422,9 @@ func (g *grower) split(spec *treeSpec, li int) {
 	spec.leftChild = append(spec.leftChild, ^li)
 	spec.rightChild = append(spec.rightChild, ^newLeaf)
 	spec.splitGain = append(spec.splitGain, s.gain)
-	spec.internalValue = append(spec.internalValue, leafOutput(l.g, l.h, g.cfg.LambdaL2))
+	spec.internalValue = append(spec.internalValue, l.out)
 	spec.internalWeight = append(spec.internalWeight, l.h)
-	spec.internalCount = append(spec.internalCount, int(l.n))
+	spec.internalCount = append(spec.internalCount, l.n)
 
 	// Stable partition of the leaf's rows: left rows stay in front, in order.
 	col := d.bins[s.feature*d.nRows : (s.feature+1)*d.nRows]
@@ -325,12 +432,16 @@ func (g *grower) split(spec *treeSpec, li int) {
 	bin := uint8(s.bin)
 	rows := g.idx[l.begin:l.end]
 	nl, nr := 0, 0
+	cat := fb.isCat()
 	for _, r := range rows {
 		b := col[r]
 		var left bool
-		if b == nan {
+		switch {
+		case cat:
+			left = inLeft[b]
+		case b == nan:
 			left = s.defaultLeft
-		} else {
+		default:
 			left = b <= bin
 		}
 		if left {
@@ -343,16 +454,20 @@ func (g *grower) split(spec *treeSpec, li int) {
 	}
 	copy(rows[nl:], g.tmp[:nr])
 
-	left := leafState{begin: l.begin, end: l.begin + nl, g: s.lg, h: s.lh, n: s.ln, depth: l.depth + 1}
-	right := leafState{begin: l.begin + nl, end: l.end, g: s.rg, h: s.rh, n: s.rn, depth: l.depth + 1}
+	// The children's sums come from the split search; their row counts from the
+	// partition (LightGBM's leaf_count), which for weighted rows the hessian estimates
+	// of the search only approximate.
+	left := leafState{begin: l.begin, end: l.begin + nl, g: s.lg, h: s.lh, n: nl, out: s.lOut, depth: l.depth + 1}
+	right := leafState{begin: l.begin + nl, end: l.end, g: s.rg, h: s.rh, n: nr, out: s.rOut, depth: l.depth + 1}
 	parentHist := l.hist
 	g.leaves[li] = left
 	g.leaves = append(g.leaves, right)
 	// Build the smaller child's histogram from its rows and get the larger one's by
 	// subtracting it from the parent's, in the parent's buffer (LightGBM's histogram
 	// subtraction). Leaves that cannot be split keep no histogram.
+	// LightGBM builds the left child's histogram only when it has fewer rows.
 	small, large := li, newLeaf
-	if nr < nl {
+	if nl >= nr {
 		small, large = newLeaf, li
 	}
 	smallOK, largeOK := g.splittable(&g.leaves[small]), g.splittable(&g.leaves[large])
@@ -390,7 +505,7 @@ func (g *grower) split(spec *treeSpec, li int) {
 func (g *grower) splittable(l *leafState) bool {
 	cfg := g.cfg
 	return (cfg.MaxDepth <= 0 || l.depth < cfg.MaxDepth) &&
-		l.n >= 2*float64(max(cfg.MinDataInLeaf, 1)) && l.h >= 2*cfg.MinSumHessianInLeaf
+		l.n >= 2*max(cfg.MinDataInLeaf, 1) && l.h >= 2*cfg.MinSumHessianInLeaf
 }
 
 // alloc returns a histogram buffer for every feature.
@@ -527,58 +642,6 @@ func (g *grower) findBest(l *leafState) splitInfo {
 	for _, b := range bests {
 		if b.gain > best.gain {
 			best = b
-		}
-	}
-	return best
-}
-
-// bestForFeature returns the best split of leaf l on feature f.
-func (g *grower) bestForFeature(l *leafState, f int) splitInfo {
-	d, cfg := g.d, g.cfg
-	lambda := cfg.LambdaL2
-	minN := float64(max(cfg.MinDataInLeaf, 1))
-	minH := cfg.MinSumHessianInLeaf
-	parentGain := leafGain(l.g, l.h, lambda)
-	var best splitInfo
-	consider := func(b int, defaultLeft bool, lg, lh, ln float64) {
-		rg, rh, rn := l.g-lg, l.h-lh, l.n-ln
-		if ln < minN || rn < minN || lh < minH || rh < minH {
-			return
-		}
-		gain := leafGain(lg, lh, lambda) + leafGain(rg, rh, lambda) - parentGain
-		if gain > best.gain {
-			best = splitInfo{gain: gain, feature: f, bin: b, defaultLeft: defaultLeft,
-				lg: lg, lh: lh, ln: ln, rg: rg, rh: rh, rn: rn}
-		}
-	}
-	fb := &d.feats[f]
-	h := l.hist[d.histOffset[f]:d.histOffset[f+1]]
-	nv := len(fb.upper)
-	var na hbin
-	if fb.hasNaN {
-		na = h[nv]
-	}
-	var cg, ch, cn float64
-	for b := 0; b < nv; b++ {
-		cg += h[b].g
-		ch += h[b].h
-		cn += h[b].n
-		if h[b].n == 0 && b+1 < nv {
-			continue // same partition as the previous bin
-		}
-		if l.n-cn < minN {
-			break // too few rows on the right of this and every later threshold
-		}
-		if na.n == 0 {
-			if b+1 < nv {
-				// No missing values here: a later NaN goes to the heavier side.
-				consider(b, ch >= l.h-ch, cg, ch, cn)
-			}
-			continue
-		}
-		consider(b, false, cg, ch, cn)
-		if b+1 < nv {
-			consider(b, true, cg+na.g, ch+na.h, cn+na.n)
 		}
 	}
 	return best

@@ -171,7 +171,8 @@ func TestGrowTreeMatchesBruteForce(t *testing.T) {
 			t.Errorf("seed %d: root gain = %v, want %v", seed, got, wantGain)
 		}
 		// Every leaf value is the Newton step of the rows that land in it, and every
-		// leaf holds at least MinDataInLeaf rows.
+		// leaf holds at least MinDataInLeaf rows (GrowTree counts rows; Fit would
+		// estimate them from hessians, as LightGBM does).
 		nl := tree.NLeaves()
 		G, H, N := make([]float64, nl), make([]float64, nl), make([]int, nl)
 		for i := range g {

@@ -29,6 +29,15 @@ func init() {
 		"num_threads":             {"num_thread", "nthread", "nthreads", "n_jobs"},
 		"seed":                    {"random_seed", "random_state"},
 		"early_stopping_round":    {"early_stopping_rounds", "early_stopping", "n_iter_no_change"},
+		"categorical_feature":     {"cat_feature", "categorical_column", "cat_column", "categorical_features"},
+		"max_cat_to_onehot":       nil,
+		"cat_smooth":              nil,
+		"cat_l2":                  nil,
+		"max_cat_threshold":       nil,
+		"min_data_per_group":      nil,
+		"lambda_l1":               {"reg_alpha", "l1_regularization"},
+		"min_gain_to_split":       {"min_split_gain"},
+		"max_delta_step":          {"max_tree_output", "max_leaf_output"},
 	} {
 		paramAliases[name] = name
 		for _, a := range aliases {
@@ -170,10 +179,63 @@ func ParseParams(params map[string]string) (Config, error) {
 			c.Seed = uint64(n)
 		case "early_stopping_round":
 			err = intVal(&c.EarlyStoppingRound, 0)
+		case "categorical_feature":
+			err = parseCategorical(&c, val)
+			if err != nil {
+				err = fmt.Errorf("%w: parameter %s=%q: %w", ErrBadConfig, key, val, err)
+			}
+		case "max_cat_to_onehot":
+			err = intVal(&c.MaxCatToOnehot, 1)
+		case "cat_smooth":
+			err = floatVal(&c.CatSmooth, 0, math.MaxFloat64, false)
+			if err == nil && c.CatSmooth == 0 {
+				c.CatSmooth = -1 // 0 means the default in Config; none is < 0
+			}
+		case "cat_l2":
+			err = floatVal(&c.CatL2, 0, math.MaxFloat64, false)
+			if err == nil && c.CatL2 == 0 {
+				c.CatL2 = -1 // 0 means the default in Config; none is < 0
+			}
+		case "max_cat_threshold":
+			err = intVal(&c.MaxCatThreshold, 1)
+		case "min_data_per_group":
+			err = intVal(&c.MinDataPerGroup, 1)
+		case "lambda_l1":
+			err = floatVal(&c.LambdaL1, 0, math.MaxFloat64, false)
+		case "min_gain_to_split":
+			err = floatVal(&c.MinGainToSplit, 0, math.MaxFloat64, false)
+		case "max_delta_step":
+			err = floatVal(&c.MaxDeltaStep, -math.MaxFloat64, math.MaxFloat64, false)
 		}
 		if err != nil {
 			return c, err
 		}
 	}
 	return c, nil
+}
+
+// parseCategorical reads LightGBM's categorical_feature value: column indices
+// ("0,3,4") or, after "name:", column names ("name:c0,c1"), resolved by FitContext.
+func parseCategorical(c *Config, val string) error {
+	c.CategoricalFeature, c.categoricalNames = nil, nil
+	if val == "" {
+		return nil
+	}
+	if names, ok := strings.CutPrefix(val, "name:"); ok {
+		for n := range strings.SplitSeq(names, ",") {
+			if n = strings.TrimSpace(n); n == "" {
+				return fmt.Errorf("empty column name")
+			}
+			c.categoricalNames = append(c.categoricalNames, n)
+		}
+		return nil
+	}
+	for f := range strings.SplitSeq(val, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 0 {
+			return fmt.Errorf("want column indices >= 0 or name:a,b")
+		}
+		c.CategoricalFeature = append(c.CategoricalFeature, k)
+	}
+	return nil
 }

@@ -82,6 +82,27 @@ type Config struct {
 	EarlyStoppingRound int
 	// FeatureNames names the columns of x; nil means Column_0, Column_1, ...
 	FeatureNames []string
+
+	// CategoricalFeature lists the columns of x that hold categories (LightGBM's
+	// categorical_feature): non-negative integers, NaN and negative values missing.
+	// Trees split them by sets of categories as LightGBM does; see
+	// NewDatasetCategorical and the categorical fields of TreeConfig.
+	CategoricalFeature []int
+	// categoricalNames are categorical_feature=name:a,b from ParseParams, resolved
+	// against FeatureNames by FitContext.
+	categoricalNames []string
+	// MaxCatToOnehot, CatSmooth, CatL2, MaxCatThreshold and MinDataPerGroup shape
+	// categorical splits; see TreeConfig for their zero values (4, 10, 10, 32, 100).
+	MaxCatToOnehot  int
+	CatSmooth       float64
+	CatL2           float64
+	MaxCatThreshold int
+	MinDataPerGroup int
+	// LambdaL1, MinGainToSplit and MaxDeltaStep are LightGBM's lambda_l1,
+	// min_gain_to_split and max_delta_step; see TreeConfig. 0 means none.
+	LambdaL1       float64
+	MinGainToSplit float64
+	MaxDeltaStep   float64
 }
 
 // validate checks c and returns it with defaults filled in.
@@ -151,6 +172,15 @@ func (c Config) treeConfig() TreeConfig {
 		MinSumHessianInLeaf: c.MinSumHessianInLeaf,
 		LambdaL2:            c.LambdaL2,
 		NumThreads:          c.NumThreads,
+		LambdaL1:            c.LambdaL1,
+		MinGainToSplit:      c.MinGainToSplit,
+		MaxDeltaStep:        c.MaxDeltaStep,
+		MaxCatToOnehot:      c.MaxCatToOnehot,
+		CatSmooth:           c.CatSmooth,
+		CatL2:               c.CatL2,
+		MaxCatThreshold:     c.MaxCatThreshold,
+		MinDataPerGroup:     c.MinDataPerGroup,
+		lightGBMCounts:      true,
 	}
 }
 
@@ -192,6 +222,16 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 	if cfg.FeatureNames != nil && len(cfg.FeatureNames) != nf {
 		return nil, fmt.Errorf("%w: %d feature names for %d columns", ErrBadConfig, len(cfg.FeatureNames), nf)
 	}
+	if cfg.categoricalNames != nil {
+		for _, name := range cfg.categoricalNames {
+			k := slices.Index(cfg.FeatureNames, name)
+			if k < 0 {
+				return nil, fmt.Errorf("%w: categorical_feature names %q, which is not a feature name", ErrBadConfig, name)
+			}
+			cfg.CategoricalFeature = append(cfg.CategoricalFeature, k)
+		}
+		cfg.categoricalNames = nil
+	}
 	if cfg.EarlyStoppingRound > 0 && valid == nil {
 		return nil, fmt.Errorf("%w: early_stopping_round=%d needs a validation set", ErrBadConfig, cfg.EarlyStoppingRound)
 	}
@@ -211,7 +251,7 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 			return nil, fmt.Errorf("validation set: %w", err)
 		}
 	}
-	d, err := NewDataset(x, cfg.MaxBin)
+	d, err := NewDatasetCategorical(x, cfg.MaxBin, cfg.CategoricalFeature)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +264,7 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 	}
 	tcfg, _ := cfg.treeConfig().withDefaults()
 
-	b := &booster{cfg: cfg, y: y, w: w}
+	b := newBooster(cfg, y, w)
 	init := b.initScore()
 	score := make([]float64, n)
 	for i := range score {
@@ -341,10 +381,29 @@ func checkTargets(y, weights []float64, objective string) ([]float64, error) {
 	return weights, nil
 }
 
-// booster holds the objective of one Fit.
+// booster holds the objective of one Fit. Like LightGBM, which keeps labels and
+// weights as float32 (label_t) and gradients and hessians as float32 (score_t), it
+// rounds them to float32 where LightGBM does, so that its trees are LightGBM's.
 type booster struct {
 	cfg  Config
 	y, w []float64
+	// y32 and w32 are y and w rounded to float32, nil for a custom objective.
+	y32, w32 []float64
+	weighted bool
+}
+
+func newBooster(cfg Config, y, w []float64) *booster {
+	b := &booster{cfg: cfg, y: y, w: w}
+	if cfg.Gradient != nil {
+		return b
+	}
+	b.y32, b.w32 = make([]float64, len(y)), make([]float64, len(w))
+	for i := range y {
+		b.y32[i] = float64(float32(y[i]))
+		b.w32[i] = float64(float32(w[i]))
+		b.weighted = b.weighted || w[i] != 1
+	}
+	return b
 }
 
 // initScore is LightGBM's BoostFromScore: the weighted mean of y for regression, the
@@ -353,10 +412,11 @@ func (b *booster) initScore() float64 {
 	if b.cfg.Gradient != nil {
 		return 0
 	}
+	// LightGBM's BoostFromScore sums the float32 labels and weights in double.
 	var sy, sw float64
-	for i, v := range b.y {
-		sy += b.w[i] * v
-		sw += b.w[i]
+	for i, v := range b.y32 {
+		sy += b.w32[i] * v
+		sw += b.w32[i]
 	}
 	mean := sy / sw
 	if b.cfg.Objective == ObjectiveBinary {
@@ -373,17 +433,36 @@ func (b *booster) gradients(grad, hess, score []float64) {
 	case b.cfg.Gradient != nil:
 		b.cfg.Gradient(grad, hess, score, b.y, b.w)
 	case b.cfg.Objective == ObjectiveBinary:
-		// Log loss with p = sigmoid(score): gradient p - y, hessian p(1-p).
+		// Log loss with p = sigmoid(score), in LightGBM's form (BinaryLogloss): with
+		// the label l in {-1, 1}, the response -l/(1 + exp(l·score)) = p - y is the
+		// gradient and |response|·(1 - |response|) = p(1-p) the hessian, each
+		// multiplied by the weight in double and rounded to float32.
 		for i, s := range score {
-			p := 1 / (1 + math.Exp(-s))
-			grad[i] = (p - b.y[i]) * b.w[i]
-			hess[i] = p * (1 - p) * b.w[i]
+			l := -1.0
+			if b.y32[i] > 0 {
+				l = 1
+			}
+			r := -l / (1 + math.Exp(l*s))
+			a := math.Abs(r)
+			if b.weighted {
+				grad[i] = float64(float32(r * b.w32[i]))
+				hess[i] = float64(float32(a * (1 - a) * b.w32[i]))
+			} else {
+				grad[i] = float64(float32(r))
+				hess[i] = float64(float32(a * (1 - a)))
+			}
 		}
 	default:
-		// Squared error ½(score - y)²: gradient score - y, hessian 1.
+		// Squared error ½(score - y)²: gradient score - y rounded to float32, times
+		// the float32 weight in float32 arithmetic; hessian the weight (RegressionL2loss).
 		for i, s := range score {
-			grad[i] = (s - b.y[i]) * b.w[i]
-			hess[i] = b.w[i]
+			if b.weighted {
+				grad[i] = float64(float32(s-b.y32[i]) * float32(b.w32[i]))
+				hess[i] = b.w32[i]
+			} else {
+				grad[i] = float64(float32(s - b.y32[i]))
+				hess[i] = 1
+			}
 		}
 	}
 }

@@ -42,7 +42,11 @@ func (t *refTree) predict(row []float64) float64 {
 
 // refGrow grows one tree by exact greedy leaf-wise search: at every step it recomputes,
 // from the rows, the gain of every split of every leaf (each feature, each threshold at
-// a distinct value, missing values left or right) and applies the best one.
+// a distinct value, missing values left or right) and applies the best one. Like
+// LightGBM, it checks min_data_in_leaf on row counts estimated from hessians: each
+// distinct value's rows count as RoundInt(H_v·n/H) (n rows and hessian sum H in the
+// leaf), summed on the side LightGBM scans (the right with missing values left, the
+// left otherwise), the other side getting the rest of n.
 func refGrow(x *mat.Dense, g, h []float64, numLeaves, minData int, minHess, lambda float64) *refTree {
 	n, nf := x.Dims()
 	type leafRows struct {
@@ -64,6 +68,14 @@ func refGrow(x *mat.Dense, g, h []float64, numLeaves, minData int, minHess, lamb
 	}
 	root := &refTree{leaf: true}
 	leaves := []leafRows{{root, all}}
+	hasNaN := make([]bool, nf)
+	for f := range nf {
+		for i := range n {
+			hasNaN[f] = hasNaN[f] || math.IsNaN(x.At(i, f))
+		}
+	}
+	// est is LightGBM's estimated row count of the rows with hessian sum hs.
+	est := func(hs, cntFactor float64) int { return int(hs*cntFactor + 0.5) }
 	for len(leaves) < numLeaves {
 		bestGain, bestLeaf := 0.0, -1
 		var bestF int
@@ -80,8 +92,23 @@ func refGrow(x *mat.Dense, g, h []float64, numLeaves, minData int, minHess, lamb
 				}
 				slices.Sort(vals)
 				vals = slices.Compact(vals)
-				for _, th := range vals {
+				cntFactor := float64(len(l.rows)) / H
+				// hv[k] is the hessian sum of the rows at vals[k]; hn that of NaN rows.
+				hv := make([]float64, len(vals))
+				hn := 0.0
+				for _, r := range l.rows {
+					if v := x.At(r, f); math.IsNaN(v) {
+						hn += h[r]
+					} else {
+						k, _ := slices.BinarySearch(vals, v)
+						hv[k] += h[r]
+					}
+				}
+				for k, th := range vals {
 					for _, nanLeft := range []bool{false, true} {
+						if !nanLeft && !hasNaN[f] {
+							continue // LightGBM scans such a feature from the right only
+						}
 						var left []int
 						for _, r := range l.rows {
 							v := x.At(r, f)
@@ -90,7 +117,19 @@ func refGrow(x *mat.Dense, g, h []float64, numLeaves, minData int, minHess, lamb
 							}
 						}
 						lg, lh := sums(left)
-						if len(left) < minData || len(l.rows)-len(left) < minData || lh < minHess || H-lh < minHess {
+						var lc int
+						if nanLeft {
+							rc := 0
+							for j := k + 1; j < len(vals); j++ {
+								rc += est(hv[j], cntFactor)
+							}
+							lc = len(l.rows) - rc
+						} else {
+							for j := 0; j <= k; j++ {
+								lc += est(hv[j], cntFactor)
+							}
+						}
+						if lc < minData || len(l.rows)-lc < minData || lh < minHess || H-lh < minHess {
 							continue
 						}
 						gain := score(lg, lh) + score(G-lg, H-lh) - score(G, H)
@@ -131,6 +170,12 @@ func refGrow(x *mat.Dense, g, h []float64, numLeaves, minData int, minHess, lamb
 // gradients at the current scores. It returns the training-row raw scores.
 func refBoost(x *mat.Dense, y, w []float64, objective string, rounds, numLeaves, minData int, lr, lambda float64) []float64 {
 	n, _ := x.Dims()
+	// LightGBM keeps labels and weights as float32.
+	y32, w32 := make([]float64, n), make([]float64, n)
+	for i := range y {
+		y32[i], w32[i] = float64(float32(y[i])), float64(float32(w[i]))
+	}
+	y, w = y32, w32
 	var sy, sw float64
 	for i := range y {
 		sy += w[i] * y[i]
@@ -147,11 +192,12 @@ func refBoost(x *mat.Dense, y, w []float64, objective string, rounds, numLeaves,
 	g, h := make([]float64, n), make([]float64, n)
 	for range rounds {
 		for i := range score {
+			// Gradients and hessians rounded to float32, as LightGBM stores them.
 			if objective == ObjectiveBinary {
 				p := 1 / (1 + math.Exp(-score[i]))
-				g[i], h[i] = w[i]*(p-y[i]), w[i]*p*(1-p)
+				g[i], h[i] = float64(float32(w[i]*(p-y[i]))), float64(float32(w[i]*p*(1-p)))
 			} else {
-				g[i], h[i] = w[i]*(score[i]-y[i]), w[i]
+				g[i], h[i] = float64(float32(score[i]-y[i])*float32(w[i])), w[i]
 			}
 		}
 		t := refGrow(x, g, h, numLeaves, minData, DefaultMinSumHessianInLeaf, lambda)
@@ -399,19 +445,18 @@ func TestFitEarlyStopping(t *testing.T) {
 func TestFitCustomGradient(t *testing.T) {
 	t.Parallel()
 	x, y := friedman(500, 1, 8)
-	// Centre y so that the regression objective's initial score is (nearly) 0 like a
-	// custom objective's: then both fit the same trees.
-	mean := 0.0
+	// The regression objective starts from the mean of the labels, rounded to
+	// float32 as LightGBM keeps them, and rounds gradients to float32; this custom L2
+	// does the same from a zero start, so both fit the same trees and the custom
+	// model's predictions plus init are the regression model's.
+	init := 0.0
 	for _, v := range y {
-		mean += v
+		init += float64(float32(v))
 	}
-	mean /= float64(len(y))
-	for i := range y {
-		y[i] -= mean
-	}
+	init /= float64(len(y))
 	l2 := func(grad, hess, score, y, w []float64) {
 		for i := range score {
-			grad[i], hess[i] = w[i]*(score[i]-y[i]), w[i]
+			grad[i], hess[i] = float64(float32(score[i]+init-float64(float32(y[i])))), w[i]
 		}
 	}
 	custom, err := Fit(x, y, nil, Config{Gradient: l2, NumIterations: 20})
@@ -427,7 +472,7 @@ func TestFitCustomGradient(t *testing.T) {
 	}
 	a, b := custom.Predict(nil, x), reg.Predict(nil, x)
 	for i := range a {
-		if !scalar.EqualWithinAbsOrRel(a[i], b[i], refFitTol, refFitTol) {
+		if !scalar.EqualWithinAbsOrRel(a[i]+init, b[i], refFitTol, refFitTol) {
 			t.Fatalf("row %d: custom L2 %v, regression %v", i, a[i], b[i])
 		}
 	}

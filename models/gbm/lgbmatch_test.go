@@ -1,0 +1,180 @@
+package gbm
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/floats/scalar"
+	"gonum.org/v1/gonum/mat"
+)
+
+// lgbMatchTol is the tolerance between our predictions and LightGBM's on the same
+// data and parameters. Training does LightGBM's floating-point operations in
+// LightGBM's order except where LightGBM derives a histogram bin by subtraction
+// (its most frequent bin), which changes sums in the last bits; 1e-12 leaves room
+// for that and for LightGBM's 17-digit output.
+const lgbMatchTol = 1e-12
+
+// readCSVFloats reads a CSV file with a header line into its column names and rows.
+func readCSVFloats(t *testing.T, path string) ([]string, [][]float64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Scan()
+	head := strings.Split(sc.Text(), ",")
+	var rows [][]float64
+	for sc.Scan() {
+		var row []float64
+		for _, s := range strings.Split(sc.Text(), ",") {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				t.Fatalf("%s row %d: %v", path, len(rows)+1, err)
+			}
+			row = append(row, v)
+		}
+		rows = append(rows, row)
+	}
+	return head, rows
+}
+
+// readFloatLines reads one number per line.
+func readFloatLines(t *testing.T, path string) []float64 {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []float64
+	for i, s := range strings.Fields(string(data)) {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatalf("%s line %d: %v", path, i+1, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// lgbCase is one line of a testdata/*_cases.txt file: a name, the label column and
+// the LightGBM parameters the vectors were made with.
+type lgbCase struct {
+	name, label string
+	params      map[string]string
+}
+
+func readCases(t *testing.T, path string) []lgbCase {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []lgbCase
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		fields := strings.Fields(line)
+		c := lgbCase{name: fields[0], params: map[string]string{}}
+		for _, kv := range fields[1:] {
+			k, v, _ := strings.Cut(kv, "=")
+			if k == "label" {
+				c.label = v
+				continue
+			}
+			c.params[k] = v
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+// TestCategoricalMatchesLightGBM trains on testdata/cat_train.csv (two categorical
+// columns, two numerical) with the parameters of each case in cat_cases.txt, which
+// gen_cat.py gave LightGBM 4.6.0, and checks that our raw predictions on cat_test.csv
+// (the training rows and rows with unseen categories) equal LightGBM's predictions
+// from its own model. It also checks that LightGBM, given the model we write
+// (cat_<case>_ours.model, kept in testdata), predicts what we predict.
+func TestCategoricalMatchesLightGBM(t *testing.T) {
+	head, train := readCSVFloats(t, filepath.Join("testdata", "cat_train.csv"))
+	_, test := readCSVFloats(t, filepath.Join("testdata", "cat_test.csv"))
+	if strings.Join(head, ",") != "y,yb,c0,c1,x2,x3" {
+		t.Fatalf("cat_train.csv header %v", head)
+	}
+	x := mat.NewDense(len(train), 4, nil)
+	for i, r := range train {
+		x.SetRow(i, r[2:])
+	}
+	xt := mat.NewDense(len(test), 4, nil)
+	for i, r := range test {
+		xt.SetRow(i, r[1:])
+	}
+	for _, c := range readCases(t, filepath.Join("testdata", "cat_cases.txt")) {
+		t.Run(c.name, func(t *testing.T) {
+			col := map[string]int{"y": 0, "yb": 1}[c.label]
+			y := make([]float64, len(train))
+			for i, r := range train {
+				y[i] = r[col]
+			}
+			params := map[string]string{"categorical_feature": "name:c0,c1", "num_threads": "1"}
+			for k, v := range c.params {
+				params[k] = v
+			}
+			cfg, err := ParseParams(params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.FeatureNames = []string{"c0", "c1", "x2", "x3"}
+			m, err := Fit(x, y, nil, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := m.PredictRaw(nil, xt)
+			want := readFloatLines(t, filepath.Join("testdata", "cat_"+c.name+"_raw.txt"))
+			if len(want) != len(got) {
+				t.Fatalf("%d LightGBM predictions for %d rows", len(want), len(got))
+			}
+			bad := 0
+			for i := range want {
+				if !scalar.EqualWithinAbsOrRel(got[i], want[i], lgbMatchTol, lgbMatchTol) {
+					if bad < 5 {
+						t.Errorf("row %d: raw score %.17g, LightGBM %.17g", i, got[i], want[i])
+					}
+					bad++
+				}
+			}
+			if bad > 0 {
+				t.Fatalf("%d of %d rows differ from LightGBM", bad, len(want))
+			}
+
+			var buf bytes.Buffer
+			if err := WriteLightGBM(&buf, m); err != nil {
+				t.Fatal(err)
+			}
+			oursPath := filepath.Join("testdata", "cat_"+c.name+"_ours.model")
+			if *update {
+				if err := os.WriteFile(oursPath, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			kept, err := os.ReadFile(oursPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(kept, buf.Bytes()) {
+				t.Fatalf("%s is not the model we write now; rerun with -update, then gen_cat.py ours", oursPath)
+			}
+			lgbOurs := readFloatLines(t, filepath.Join("testdata", "cat_"+c.name+"_ours_lgb_raw.txt"))
+			for i := range lgbOurs {
+				if !scalar.EqualWithinAbsOrRel(got[i], lgbOurs[i], exactTol, exactTol) {
+					t.Fatalf("row %d: LightGBM predicts %.17g with our model, we predict %.17g", i, lgbOurs[i], got[i])
+				}
+			}
+		})
+	}
+}
