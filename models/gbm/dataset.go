@@ -55,6 +55,28 @@ type featureBins struct {
 	// catNaN reports LightGBM's missing type NaN for a categorical feature: bin 0 is
 	// not empty in training, or a category was left out.
 	catNaN bool
+	// mostFreq is LightGBM's most frequent bin of the feature. LightGBM does not
+	// accumulate it when building a histogram but derives it from the leaf's sums
+	// (Dataset::FixHistogram), or leaves it out when it is bin 0; the grower does
+	// the same so that its sums round as LightGBM's do.
+	mostFreq int
+}
+
+// lgMostFreqBin returns LightGBM's most_freq_bin for bin counts cnt: the first bin
+// with the largest count, replaced by defaultBin (the bin of the value 0) unless it
+// holds at least kSparseThreshold = 0.7 of the rows (BinMapper::FindBin).
+func lgMostFreqBin(cnt []int, defaultBin int) int {
+	total, m := 0, 0
+	for b, n := range cnt {
+		total += n
+		if n > cnt[m] {
+			m = b
+		}
+	}
+	if m != defaultBin && float64(cnt[m]) < 0.7*float64(total) {
+		m = defaultBin
+	}
+	return m
 }
 
 // isCat reports whether the feature is categorical.
@@ -190,13 +212,16 @@ func (d *Dataset) binFeature(f int, col, sorted []float64, maxBin int) error {
 	}
 	out := d.bins[f*d.nRows : (f+1)*d.nRows]
 	nan := uint8(fb.nanBin())
+	cnt := make([]int, fb.nBins())
 	for i, v := range col {
 		if math.IsNaN(v) {
 			out[i] = nan
-			continue
+		} else {
+			out[i] = uint8(sort.SearchFloat64s(fb.upper, v))
 		}
-		out[i] = uint8(sort.SearchFloat64s(fb.upper, v))
+		cnt[out[i]]++
 	}
+	fb.mostFreq = lgMostFreqBin(cnt, sort.SearchFloat64s(fb.upper, 0))
 	return nil
 }
 
@@ -259,6 +284,7 @@ func (d *Dataset) binCategorical(f int, col []float64, maxBin int) error {
 	}
 	fb.hasNaN = fb.catNaN
 	fb.min, fb.max = math.NaN(), math.NaN()
+	fb.mostFreq = lgMostFreqBin(cntInBin, fb.catBin[0])
 	out := d.bins[f*d.nRows : (f+1)*d.nRows]
 	for i, v := range col {
 		b := 0

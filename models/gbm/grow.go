@@ -165,6 +165,10 @@ type leafState struct {
 	depth      int
 	hist       []hbin // nil when the leaf will not be split
 	best       splitInfo
+	// unsplittable[i] reports that feature g.feats[i] had no split with positive gain
+	// in this leaf; LightGBM's children then skip it (is_splittable of the parent's
+	// histogram), and so do this leaf's.
+	unsplittable []bool
 }
 
 // grower holds the buffers of one GrowTree call; Dataset.growers recycles them.
@@ -314,8 +318,9 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 	if g.splittable(&g.leaves[0]) {
 		h := g.alloc()
 		g.buildHist(&g.leaves[0], h)
+		g.fixHist(&g.leaves[0], h)
 		g.leaves[0].hist = h
-		g.leaves[0].best = g.findBest(&g.leaves[0])
+		g.leaves[0].best = g.findBest(&g.leaves[0], nil)
 	}
 	defer func() {
 		for i := range g.leaves {
@@ -459,7 +464,7 @@ func (g *grower) split(spec *treeSpec, li int) {
 	// of the search only approximate.
 	left := leafState{begin: l.begin, end: l.begin + nl, g: s.lg, h: s.lh, n: nl, out: s.lOut, depth: l.depth + 1}
 	right := leafState{begin: l.begin + nl, end: l.end, g: s.rg, h: s.rh, n: nr, out: s.rOut, depth: l.depth + 1}
-	parentHist := l.hist
+	parentHist, parentSkip := l.hist, l.unsplittable
 	g.leaves[li] = left
 	g.leaves = append(g.leaves, right)
 	// Build the smaller child's histogram from its rows and get the larger one's by
@@ -477,6 +482,7 @@ func (g *grower) split(spec *treeSpec, li int) {
 	}
 	smallHist := g.alloc()
 	g.buildHist(&g.leaves[small], smallHist)
+	g.fixHist(&g.leaves[small], smallHist)
 	if largeOK {
 		for _, f := range g.feats {
 			lo, hi := d.histOffset[f], d.histOffset[f+1]
@@ -488,13 +494,13 @@ func (g *grower) split(spec *treeSpec, li int) {
 			}
 		}
 		g.leaves[large].hist = parentHist
-		g.leaves[large].best = g.findBest(&g.leaves[large])
+		g.leaves[large].best = g.findBest(&g.leaves[large], parentSkip)
 	} else {
 		g.free = append(g.free, parentHist)
 	}
 	if smallOK {
 		g.leaves[small].hist = smallHist
-		g.leaves[small].best = g.findBest(&g.leaves[small])
+		g.leaves[small].best = g.findBest(&g.leaves[small], parentSkip)
 	} else {
 		g.free = append(g.free, smallHist)
 	}
@@ -523,6 +529,31 @@ func (g *grower) release(li int) {
 	if h := g.leaves[li].hist; h != nil {
 		g.free = append(g.free, h)
 		g.leaves[li].hist = nil
+	}
+}
+
+// fixHist sets the sums of each feature's most frequent bin (when not bin 0) to the
+// leaf's sums minus the other bins, as LightGBM's Dataset::FixHistogram does for a
+// histogram it built, so that the search sees LightGBM's roundings. Counts stay exact.
+func (g *grower) fixHist(l *leafState, hist []hbin) {
+	if !g.cfg.lightGBMCounts {
+		return
+	}
+	d := g.d
+	for _, f := range g.feats {
+		mf := d.feats[f].mostFreq
+		if mf == 0 {
+			continue
+		}
+		h := hist[d.histOffset[f]:d.histOffset[f+1]]
+		sg, sh := l.g, l.h
+		for b := range h {
+			if b != mf {
+				sg -= h[b].g
+				sh -= h[b].h
+			}
+		}
+		h[mf].g, h[mf].h = sg, sh
 	}
 }
 
@@ -622,11 +653,16 @@ func (g *grower) buildHistConstHess(rows []int32, all bool, hist []hbin) {
 // findBest returns the best split of leaf l over the features in use. For each feature
 // it scans the value bins in order; when the leaf has missing values it tries them on
 // the right (including the split "all values left, NaN right") and on the left.
-func (g *grower) findBest(l *leafState) splitInfo {
+//
+// Features with no split of positive gain in the parent (skip; nil for the root) are
+// not searched, as in LightGBM's SerialTreeLearner::FindBestSplits; l.unsplittable
+// records the features without one in l.
+func (g *grower) findBest(l *leafState, skip []bool) splitInfo {
 	if cap(g.bests) < len(g.feats) {
 		g.bests = make([]splitInfo, len(g.feats))
 	}
 	bests := g.bests[:len(g.feats)]
+	l.unsplittable = make([]bool, len(g.feats))
 	// Below about 16k bins in all the scan takes tens of microseconds, less than
 	// starting goroutines is worth.
 	workers := g.cfg.NumThreads
@@ -634,7 +670,14 @@ func (g *grower) findBest(l *leafState) splitInfo {
 		workers = 1
 	}
 	parallelFor(len(g.feats), workers, func(_, i int) {
-		bests[i] = g.bestForFeature(l, g.feats[i])
+		if skip != nil && skip[i] {
+			bests[i] = splitInfo{gain: math.Inf(-1)}
+			l.unsplittable[i] = true
+			return
+		}
+		var ok bool
+		bests[i], ok = g.bestForFeature(l, g.feats[i])
+		l.unsplittable[i] = !ok
 	})
 	// Reduce in feature order with a strict comparison, so that the result does not
 	// depend on the number of workers: ties go to the first feature.

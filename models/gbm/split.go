@@ -98,7 +98,9 @@ func (st *findState) count(b hbin) int {
 // bin from its hessian as LightGBM does (so min_data_in_leaf and the other row limits
 // bound weighted counts), GrowTree counts rows; gains, outputs and tie-breaking
 // follow LightGBM's floating-point operations.
-func (g *grower) bestForFeature(l *leafState, f int) splitInfo {
+//
+// ok reports LightGBM's is_splittable: some split had a gain above min_gain_to_split.
+func (g *grower) bestForFeature(l *leafState, f int) (best splitInfo, ok bool) {
 	d, cfg := g.d, g.cfg
 	fb := &d.feats[f]
 	h := l.hist[d.histOffset[f]:d.histOffset[f+1]]
@@ -116,7 +118,7 @@ func (g *grower) bestForFeature(l *leafState, f int) splitInfo {
 		switch {
 		case numBin > 2 && fb.hasNaN:
 			g.scanNumerical(&st, h, p, true, true)
-			g.scanNumerical(&st, h, p, false, true)
+			g.scanNumerical(&st, h, p, false, true, fb.mostFreq == 0 && cfg.lightGBMCounts)
 		case !fb.hasNaN:
 			g.scanNumerical(&st, h, p, true, false)
 		default:
@@ -125,15 +127,18 @@ func (g *grower) bestForFeature(l *leafState, f int) splitInfo {
 		}
 	}
 	if !(st.out.gain > math.Inf(-1)) {
-		return splitInfo{gain: math.Inf(-1), feature: f}
+		return splitInfo{gain: math.Inf(-1), feature: f}, st.splittable
 	}
-	return st.out
+	return st.out, st.splittable
 }
 
 // scanNumerical is FindBestThresholdSequentially over the histogram h of a numerical
 // feature: from the last value bin down (reverse, missing values left) or from the
 // first up, with naAsMissing when the last bin holds NaN and is left out of the scan.
-func (g *grower) scanNumerical(st *findState, h []hbin, p regParams, reverse, naAsMissing bool) {
+//
+// skipBin0 is LightGBM's histogram without bin 0 (its most frequent bin): the forward
+// scan then starts from the leaf's sums minus every other bin.
+func (g *grower) scanNumerical(st *findState, h []hbin, p regParams, reverse, naAsMissing bool, skipBin0 ...bool) {
 	cfg := g.cfg
 	minData, minH := cfg.MinDataInLeaf, cfg.MinSumHessianInLeaf
 	numBin := len(h)
@@ -176,10 +181,22 @@ func (g *grower) scanNumerical(st *findState, h []hbin, p regParams, reverse, na
 		}
 	} else {
 		lg, lh, lc := 0.0, kEpsilon, 0
-		for t := 0; t <= numBin-2; t++ {
-			lg += h[t].g
-			lh += h[t].h
-			lc += st.count(h[t])
+		t := 0
+		if len(skipBin0) > 0 && skipBin0[0] {
+			lg, lh, lc = st.sumG, st.sumH-kEpsilon, st.num
+			for b := 1; b < numBin; b++ {
+				lg -= h[b].g
+				lh -= h[b].h
+				lc -= st.count(h[b])
+			}
+			t = -1
+		}
+		for ; t <= numBin-2; t++ {
+			if t >= 0 {
+				lg += h[t].g
+				lh += h[t].h
+				lc += st.count(h[t])
+			}
 			if lc < minData || lh < minH {
 				continue
 			}
@@ -199,7 +216,7 @@ func (g *grower) scanNumerical(st *findState, h []hbin, p regParams, reverse, na
 			st.splittable = true
 			if gain > bestGain {
 				bestLeftCount, bestLG, bestLH = lc, lg, lh
-				bestThreshold = t
+				bestThreshold = max(t, 0)
 				bestGain = gain
 			}
 		}
