@@ -302,9 +302,25 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 			}
 		}
 		feats := sampleFeatures(rng, nf, cfg.FeatureFraction)
+		if cfg.Gradient == nil && zeroHessians(hess, bag) {
+			// float32 hessians of a binary model that is sure of every row round to
+			// 0: no split can be made, which ends training as below.
+			if it == 0 {
+				return nil, fmt.Errorf("%w: every hessian is 0 at the initial score", ErrBadData)
+			}
+			break
+		}
 		t, err := d.grow(gr, grad, hess, bag, feats, tcfg, leafOf)
 		if err != nil {
 			return nil, fmt.Errorf("gbm: tree %d: %w", it, err)
+		}
+		if t.NLeaves() == 1 && cfg.Gradient == nil {
+			// LightGBM stops when a tree finds no split (GBDT::TrainOneIter), keeping
+			// a first tree as the constant initial score.
+			if it > 0 {
+				break
+			}
+			t = t.Scaled(0)
 		}
 		t = t.Scaled(cfg.LearningRate)
 		// delta is what the tree adds to the scores, which start at init.
@@ -343,6 +359,24 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 	m.params = cfg.paramLines()
 	m.cfg = cfg
 	return m, nil
+}
+
+// zeroHessians reports whether every hessian of the rows in bag (nil: all rows) is 0.
+func zeroHessians(hess []float64, bag []int) bool {
+	if bag == nil {
+		for _, h := range hess {
+			if h != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, r := range bag {
+		if hess[r] != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // checkTargets checks y and weights and returns the weights, all 1 for nil.

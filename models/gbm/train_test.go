@@ -696,3 +696,37 @@ func TestGrowTreeConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestFitStopsWhenHessiansVanish: with learning rate 60 the first tree moves the raw
+// scores of this separable data to ±120 (leaf outputs ∓2 at p = ½), where the float32
+// hessians p(1-p) round to 0. No split is possible then, and Fit stops, as LightGBM
+// does, with the one tree instead of failing.
+func TestFitStopsWhenHessiansVanish(t *testing.T) {
+	t.Parallel()
+	const n = 100
+	x := mat.NewDense(n, 1, nil)
+	y := make([]float64, n)
+	for i := range n {
+		x.Set(i, 0, float64(i))
+		if i >= n/2 {
+			y[i] = 1
+		}
+	}
+	m, err := Fit(x, y, nil, Config{Objective: ObjectiveBinary, NumIterations: 50, LearningRate: 60, MinDataInLeaf: 1, NumLeaves: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.NTrees() != 1 {
+		t.Errorf("NTrees() = %d, want 1", m.NTrees())
+	}
+	raw := m.PredictRaw(nil, x)
+	for i := range n {
+		want := -120.0
+		if y[i] == 1 {
+			want = 120
+		}
+		if !scalar.EqualWithinAbsOrRel(raw[i], want, 1e-9, 1e-9) {
+			t.Fatalf("row %d (label %v): raw score %v, want %v", i, y[i], raw[i], want)
+		}
+	}
+}
