@@ -1012,7 +1012,8 @@ func (s *search) logPNeeded(j int, t *tree, a []uint64) float64 {
 // below z0, comparing squares instead of taking a square root.
 func finishZBelow(ci, cj Change, z0 float64) bool {
 	if ci.BuildFamily != BuildNormal || cj.BuildFamily != BuildNormal {
-		return changeFinishZ(ci, cj) < z0 // finish.go
+		// Z < z0 as Phi(Z) < Phi(z0), decided by bounds for most pairs (finish_hermite.go).
+		return finishBeforeBelow(ci, cj, stdNormalCDF(z0))
 	}
 	num := (ci.Arrival - cj.Arrival) - (cj.BuildMu - ci.BuildMu)
 	den2 := ci.BuildSigma*ci.BuildSigma + cj.BuildSigma*cj.BuildSigma
