@@ -9,7 +9,7 @@ import (
 )
 
 // Strategies lists the strategy names NewStrategy accepts.
-var Strategies = []string{"oracle", "single", "optimistic", "speculate-all", "sq2019", "sq2024", "expected"}
+var Strategies = []string{"oracle", "oracle-bypass", "single", "optimistic", "speculate-all", "sq2019", "sq2024", "expected"}
 
 // NewStrategy returns the strategy st.Strategy for world w with probabilities probs;
 // st.Threshold is the speculation threshold of sq2024 and expected (paper 000 §VIII;
@@ -19,6 +19,8 @@ func NewStrategy(w *World, probs Probs, st Setting) (queue.Strategy, error) {
 	switch name {
 	case "oracle":
 		return NewOracle(w), nil
+	case "oracle-bypass":
+		return NewOracleBypass(w), nil
 	case "single":
 		return NewSingle(), nil
 	case "optimistic":
