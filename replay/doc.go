@@ -35,9 +35,14 @@
 //
 // # Strategies
 //
-// oracle knows every outcome and builds exactly the node on each change's true path,
-// deciding the change when that build finishes: a lower bound on every strategy, since
-// the green mainline invariant asks for that build before any decision. single
+// The oracles know every outcome and build exactly the node on each change's true path.
+// oracle is paper 001 §8's Oracle: it decides a change once that build has finished and
+// no conflicting change ahead of it is pending, so conflicting changes land in queue
+// order (paper 001 §8.1); the turnaround-normalised comparisons of paper 001 use it, and
+// strategies that bypass can beat it. oracle-bypass decides a change as soon as its
+// build finishes, even before conflicting changes ahead: a lower bound on every
+// strategy, since the green mainline invariant asks for that build before any decision.
+// single
 // builds a change only when no conflicting change is pending ahead (bors, as paper 001
 // describes it: conflicting changes one at a time, independent ones in parallel).
 // optimistic builds every change on the path where every pending conflicting change
@@ -48,7 +53,12 @@
 // ScoreSpeculation does, with the probabilities of the source: speculate-all with P-succ
 // 0.5 and P-conf 0 under PolicySQ2019 (every node equally likely at each depth, so
 // shallow nodes first), sq2019 with no threshold, sq2024 and expected with the
-// speculation threshold.
+// speculation threshold. A change's P-succ is given on the current HEAD: the source's
+// P-succ times 1 − P-conf for every conflicting change ahead that has landed since its
+// submission (the queue scoring sees names only pending changes). sq2019, sq2024 and
+// expected keep a running build unless a new node is more than Setting.KeepMargin times
+// as likely to be needed (scoring.Config.KeepMargin; trainer replay --keep-margin,
+// default 4): an aborted build's work is lost.
 //
 // # Outputs
 //

@@ -41,7 +41,9 @@ type Meta struct {
 	Synthetic bool    `json:"synthetic"`
 	Changes   int     `json:"changes"`
 	Threshold float64 `json:"threshold"`
-	Seeds     int     `json:"seeds"`
+	// KeepMargin is Setting.KeepMargin of the runs.
+	KeepMargin float64 `json:"keep_margin"`
+	Seeds      int     `json:"seeds"`
 	// Limits says what the world cannot model (real histories).
 	Limits string `json:"limits,omitempty"`
 }

@@ -9,14 +9,18 @@ import (
 )
 
 // Strategies lists the strategy names NewStrategy accepts.
-var Strategies = []string{"oracle", "single", "optimistic", "speculate-all", "sq2019", "sq2024", "expected"}
+var Strategies = []string{"oracle", "oracle-bypass", "single", "optimistic", "speculate-all", "sq2019", "sq2024", "expected"}
 
-// NewStrategy returns the strategy name for world w with probabilities probs; threshold
-// is the speculation threshold of sq2024 and expected (paper 000 §VIII; sq2019 has none).
-func NewStrategy(name string, w *World, probs Probs, threshold float64) (queue.Strategy, error) {
+// NewStrategy returns the strategy st.Strategy for world w with probabilities probs;
+// st.Threshold is the speculation threshold of sq2024 and expected (paper 000 §VIII;
+// sq2019 has none) and st.KeepMargin the keep margin of sq2019, sq2024 and expected.
+func NewStrategy(w *World, probs Probs, st Setting) (queue.Strategy, error) {
+	name, threshold := st.Strategy, st.Threshold
 	switch name {
 	case "oracle":
 		return NewOracle(w), nil
+	case "oracle-bypass":
+		return NewOracleBypass(w), nil
 	case "single":
 		return NewSingle(), nil
 	case "optimistic":
@@ -25,11 +29,11 @@ func NewStrategy(name string, w *World, probs Probs, threshold float64) (queue.S
 		half := constProbs{w: w, name: "constant:0.5,0", psucc: 0.5}
 		return NewSpeculative(name, w, half, scoring.Config{Policy: scoring.PolicySQ2019}), nil
 	case "sq2019":
-		return NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicySQ2019}), nil
+		return NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicySQ2019, KeepMargin: st.KeepMargin}), nil
 	case "sq2024":
-		return NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicySQ2024, SpeculationThreshold: threshold}), nil
+		return NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicySQ2024, SpeculationThreshold: threshold, KeepMargin: st.KeepMargin}), nil
 	case "expected":
-		return NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicyExpected, SpeculationThreshold: threshold}), nil
+		return NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicyExpected, SpeculationThreshold: threshold, KeepMargin: st.KeepMargin}), nil
 	}
 	return nil, fmt.Errorf("replay: unknown strategy %q (want one of %v)", name, Strategies)
 }
@@ -45,6 +49,10 @@ type Setting struct {
 	Rate float64
 	// Threshold is the speculation threshold of sq2024 and expected.
 	Threshold float64
+	// KeepMargin is scoring.Config.KeepMargin of sq2019, sq2024 and expected: a
+	// running build is kept unless a new node is more than KeepMargin times as likely
+	// to be needed. Zero aborts every running build the plan does not select.
+	KeepMargin float64
 	// Seed keys the draws of the truth and of the re-timed arrivals.
 	Seed uint64
 }
@@ -58,7 +66,7 @@ func Run(ctx context.Context, w *World, st Setting, probs Probs, progress func(f
 			return nil, err
 		}
 	}
-	s, err := NewStrategy(st.Strategy, w, probs, st.Threshold)
+	s, err := NewStrategy(w, probs, st)
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func buildQueue(v *queue.View, w *World, probs Probs, loc []int32) (q scoring.Qu
 	for l, i := range pend {
 		loc[i] = int32(l)
 		mu, sg := probs.BuildTime(i)
-		q.Changes[l] = scoring.Change{Arrival: v.Change(i).Arrival, PSucc: probs.PSucc(i), BuildMu: mu, BuildSigma: sg}
+		q.Changes[l] = scoring.Change{Arrival: v.Change(i).Arrival, PSucc: pSuccOnHead(probs, v.Change(i).Ahead, v.Landed, i), BuildMu: mu, BuildSigma: sg}
 	}
 	var path []int
 	for l, i := range pend {
@@ -111,6 +111,21 @@ func buildQueue(v *queue.View, w *World, probs Probs, loc []int32) (q scoring.Qu
 		}
 	}
 	return q, pend, ids
+}
+
+// pSuccOnHead returns P-succ of change i on the current HEAD: the source's P-succ (on
+// the HEAD the change was submitted against) times 1 − P-conf for every conflicting
+// change ahead of it (ahead, the change's Ahead) that has landed since. scoring.Queue
+// names only pending changes, so a landed change's conflict risk must be folded into
+// P-succ here or it is lost (paper 001 §4.2: a change that conflicts with HEAD fails).
+func pSuccOnHead(probs Probs, ahead []int, landed func(int) bool, i int) float64 {
+	p := probs.PSucc(i)
+	for t, k := range ahead {
+		if landed(k) {
+			p *= 1 - probs.PConf(i, t)
+		}
+	}
+	return p
 }
 
 func resetLoc(loc []int32, pend []int) {

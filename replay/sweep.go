@@ -23,7 +23,9 @@ type Plan struct {
 	// Rates are the re-timing rates in changes per hour; 0 keeps the history's times.
 	Rates     []float64
 	Threshold float64
-	Seeds     []uint64
+	// KeepMargin is Setting.KeepMargin of every run.
+	KeepMargin float64
+	Seeds      []uint64
 }
 
 // RunOutput is one replay of a sweep.
@@ -87,7 +89,9 @@ type Cell struct {
 	Workers   int     `json:"workers"`
 	Rate      float64 `json:"rate"`
 	Threshold float64 `json:"threshold"`
-	Seeds     int     `json:"seeds"`
+	// KeepMargin is Setting.KeepMargin (0: running builds are not kept).
+	KeepMargin float64 `json:"keep_margin"`
+	Seeds      int     `json:"seeds"`
 	// Metrics maps every queue.Metrics JSON name to its interval over seeds.
 	Metrics map[string]Interval `json:"metrics"`
 	// Runs are the runs of the cell, by seed.
@@ -150,7 +154,7 @@ func Sweep(ctx context.Context, p Plan, world func(seed uint64) (*World, error),
 		for _, s := range p.Strategies {
 			for _, wk := range p.Workers {
 				for _, rate := range p.Rates {
-					cells = append(cells, &Cell{Strategy: s, Probs: pr, Workers: wk, Rate: rate, Threshold: p.Threshold})
+					cells = append(cells, &Cell{Strategy: s, Probs: pr, Workers: wk, Rate: rate, Threshold: p.Threshold, KeepMargin: p.KeepMargin})
 				}
 			}
 		}
@@ -175,7 +179,7 @@ func Sweep(ctx context.Context, p Plan, world func(seed uint64) (*World, error),
 				}
 				sources[c.Probs] = src
 			}
-			st := Setting{Strategy: c.Strategy, Probs: c.Probs, Workers: c.Workers, Rate: c.Rate, Threshold: c.Threshold, Seed: seed}
+			st := Setting{Strategy: c.Strategy, Probs: c.Probs, Workers: c.Workers, Rate: c.Rate, Threshold: c.Threshold, KeepMargin: c.KeepMargin, Seed: seed}
 			k++
 			var prog func(float64)
 			if progress != nil {

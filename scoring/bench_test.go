@@ -37,7 +37,15 @@ func benchQueue(n int, d float64, p Policy) Queue {
 var benchPlan *Plan
 
 func benchmarkSpeculate(b *testing.B, n int, d float64, p Policy) {
+	benchmarkSpeculateFamily(b, n, d, p, BuildNormal)
+}
+
+// benchmarkSpeculateFamily is benchmarkSpeculate with every build time of family f.
+func benchmarkSpeculateFamily(b *testing.B, n int, d float64, p Policy, f BuildFamily) {
 	q := benchQueue(n, d, p)
+	for j := range q.Changes {
+		q.Changes[j].BuildFamily = f
+	}
 	cfg := Config{Policy: p, SpeculationThreshold: 1e-3, Capacity: 200}
 	defer lockThread()()
 	b.ReportAllocs()

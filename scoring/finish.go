@@ -208,18 +208,23 @@ func (b BuildTime) cdf(t float64, upper bool) float64 {
 // aheadArrival with build time ahead, and the new change y, arriving at arrival with
 // build time behind, where FT = arrival + T and the build times are independent.
 //
-// When both build times are Normal it is FinishBeforeProb's Phi(Z), exactly. Otherwise
-// it is the integral
+// When both build times are Normal it is FinishBeforeProb's Phi(Z), exactly; when one
+// is a point mass it is the other's CDF. Otherwise it is the integral
 //
 //	P(T_y < T_x + D) = ∫ φ(z) F_y(q_x(z) + D) dz = ∫ φ(z) S_x(q_y(z) − D) dz,
 //
 // D = AT_x − AT_y, with q the build time at standard-normal score z (Mean + StdDev·z, or
 // exp(m + s·z) for a LogNormal), F the CDF and S = 1 − F the survival function, each
-// computed directly. The integral runs over the build time that keeps the other's CDF
-// smooth (finishBeforeIntegral), on z ∈ [−8.5, 8.5] (the rest of the Normal mass is
-// below 2e-17), by adaptive Gauss–Kronrod (7–15) quadrature on 16 panels split at the
-// integrand's steepest point, to an absolute error of 1e-13 or a relative one of 1e-10
-// per panel.
+// computed directly. Two LogNormals with D = 0 have the closed form
+// Phi((m_x − m_y)/sqrt(s_x² + s_y²)). Otherwise a 32- or 64-point Gauss–Hermite rule
+// over one build time's z takes the integral where a check on its own nodes says it
+// resolves the integrand (finishBeforeFixed): within 1e-7 of a brute-force integral on a
+// grid of log-sigmas from 0.001 to 3, at 1–2 µs a pair where the adaptive rule below
+// needs 30–50 µs. Where the check fails, the integral runs
+// over the build time that keeps the other's CDF smooth (finishBeforeIntegral), on
+// z ∈ [−8.5, 8.5] (the rest of the Normal mass is below 2e-17), by adaptive
+// Gauss–Kronrod (7–15) quadrature on 16 panels split at the integrand's steepest point,
+// to an absolute error of 1e-13 or a relative one of 1e-10 per panel.
 //
 // The result is in [0, 1]. A zero StdDev is a point mass at Mean. A NaN input, a
 // negative StdDev, a LogNormal with Mean <= 0 and positive StdDev, or an unknown family
@@ -238,7 +243,14 @@ func FinishBeforeProbOf(aheadArrival float64, ahead BuildTime, arrival float64, 
 	if bothNormal || ahead.StdDev == 0 && behind.StdDev == 0 {
 		return FinishBeforeProb(aheadArrival, ahead.Mean, ahead.StdDev, arrival, behind.Mean, behind.StdDev)
 	}
-	return finishBeforeIntegral(aheadArrival-arrival, ahead, behind)
+	switch d := aheadArrival - arrival; {
+	case ahead.StdDev == 0:
+		return behind.cdf(ahead.Mean+d, false)
+	case behind.StdDev == 0:
+		return ahead.cdf(behind.Mean-d, true)
+	default:
+		return finishBeforeFixed(d, ahead, behind)
+	}
 }
 
 // finishBeforeIntegral returns P(T_y < T_x + d) by quadrature, for any two families.
@@ -264,12 +276,13 @@ func finishBeforeIntegral(d float64, x, y BuildTime) float64 {
 	}
 	var f func(z float64) float64
 	var zMid float64
+	xs, ys := prepareSide(x), prepareSide(y)
 	if outerX {
-		f = func(z float64) float64 { return stdNormalPDF(z) * y.cdf(x.quantileAt(z)+d, false) }
-		zMid = x.scoreOf(y.quantileAt(0) - d)
+		f = func(z float64) float64 { return stdNormalPDF(z) * stdNormalCDF(ys.score(xs.quantile(z)+d)) }
+		zMid = xs.score(ys.quantile(0) - d)
 	} else {
-		f = func(z float64) float64 { return stdNormalPDF(z) * x.cdf(y.quantileAt(z)-d, true) }
-		zMid = y.scoreOf(x.quantileAt(0) + d)
+		f = func(z float64) float64 { return stdNormalPDF(z) * stdNormalCDF(-xs.score(ys.quantile(z)-d)) }
+		zMid = ys.score(xs.quantile(0) + d)
 	}
 	const lim, panels = 8.5, 16
 	edges := make([]float64, 0, panels+2)
@@ -285,19 +298,6 @@ func finishBeforeIntegral(d float64, x, y BuildTime) float64 {
 		sum += gaussKronrod(f, edges[k-1], edges[k], 0)
 	}
 	return min(1, max(0, sum))
-}
-
-// scoreOf returns the standard-normal score z with quantileAt(z) = t (−Inf for t <= 0
-// under a LogNormal); b.StdDev must be positive.
-func (b BuildTime) scoreOf(t float64) float64 {
-	if b.Family == BuildLogNormal {
-		if t <= 0 {
-			return math.Inf(-1)
-		}
-		m, s := LogNormalParams(b.Mean, b.StdDev)
-		return (math.Log(t) - m) / s
-	}
-	return (t - b.Mean) / b.StdDev
 }
 
 // stdNormalPDF is φ(z).

@@ -98,6 +98,14 @@ type Config struct {
 	// SpeculationThreshold: below it no bypass node of C could be selected, while the
 	// most likely PolicySQ2019 node might.
 	FallbackFloor float64
+	// KeepMargin, when at least 1, keeps running builds against new nodes: a running
+	// build the search would abort stays (Action Keep) unless the new node that would
+	// take its worker is more than KeepMargin times as likely to be needed, and, with
+	// a worker free, unless KeepMargin times its P-needed is below
+	// SpeculationThreshold. An aborted build's work is lost, and a node that is a
+	// little more likely to be needed rarely pays for it (see keepRunning). Zero keeps
+	// no build the search did not select; values in (0, 1) are invalid.
+	KeepMargin float64
 	// MaxExplored bounds the number of tree prefixes expanded; when reached the plan is
 	// marked Truncated. Zero means DefaultMaxExplored.
 	MaxExplored int
@@ -124,6 +132,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: BLRD threshold %v outside [0, 1]", ErrInvalidConfig, c.BLRDThreshold)
 	case !checkProb(c.FallbackFloor):
 		return fmt.Errorf("%w: fallback floor %v outside [0, 1]", ErrInvalidConfig, c.FallbackFloor)
+	case c.KeepMargin != 0 && !(c.KeepMargin >= 1) || math.IsInf(c.KeepMargin, 1):
+		return fmt.Errorf("%w: keep margin %v, want 0 or a finite value of at least 1", ErrInvalidConfig, c.KeepMargin)
 	case c.MaxExplored < 0:
 		return fmt.Errorf("%w: max explored %d is negative", ErrInvalidConfig, c.MaxExplored)
 	case c.MaxPrefixWords < 0:
@@ -255,7 +265,7 @@ func SpeculateContext(ctx context.Context, q Queue, cfg Config) (*Plan, error) {
 	if s.plan.Decisions, s.state, err = decideContext(ctx, &q, g); err != nil {
 		return nil, fmt.Errorf("scoring: deciding: %w", err)
 	}
-	steps := []func() error{s.prepare, s.run, s.abortRest}
+	steps := []func() error{s.prepare, s.run, s.abortRest, s.keepRunning}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, fmt.Errorf("scoring: speculation stopped after %d prefixes: %w", s.plan.Explored, err)
@@ -352,6 +362,9 @@ type search struct {
 	ids    int
 	logThr float64
 	zThr   float64
+	// keepable holds the builds (Queue.Builds indices) that abortRest aborted and
+	// keepRunning may keep.
+	keepable map[int]bool
 	plan   Plan
 }
 
@@ -926,6 +939,14 @@ func (s *search) abortRest() error {
 				nd = s.node(j, t, s.logPNeeded(j, t, a), a)
 				s.ids += len(t.pend)
 				nd.Action, nd.Build = Abort, b
+				// Only the first running build of a node may be kept: the others
+				// duplicate it, and a node with a finished build needs none.
+				if key, _ := pathKey(s.g.row(j), s.state, inPath); t.own[key] == int32(b) && nd.PNeeded > 0 {
+					if s.keepable == nil {
+						s.keepable = make(map[int]bool)
+					}
+					s.keepable[b] = true
+				}
 			}
 			for _, k := range bd.Path {
 				inPath[k] = false
@@ -934,6 +955,67 @@ func (s *search) abortRest() error {
 		s.plan.Nodes = append(s.plan.Nodes, nd)
 	}
 	slices.SortStableFunc(s.plan.Nodes[first:], func(x, y Node) int { return cmp.Compare(y.LogPNeeded, x.LogPNeeded) })
+	return nil
+}
+
+// keepRunning applies Config.KeepMargin: it goes through the running builds the search
+// would abort, most likely needed first, and keeps each one while a worker is free
+// (KeepMargin·P-needed at least the threshold) or while the least likely new node of the
+// plan is at most KeepMargin times as likely to be needed, which it then drops. Stale
+// builds, builds of decided changes, duplicates and builds with P-needed 0 are never
+// kept. The plan keeps its order: selected nodes by decreasing P-needed, then aborts.
+func (s *search) keepRunning() error {
+	if s.cfg.KeepMargin == 0 || len(s.keepable) == 0 {
+		return nil
+	}
+	nodes := s.plan.Nodes
+	nsel := 0
+	for nsel < len(nodes) && nodes[nsel].Action != Abort {
+		nsel++
+	}
+	// Start nodes from the least likely up, the next one to give up its worker.
+	var starts []int
+	for n := nsel - 1; n >= 0; n-- {
+		if nodes[n].Action == Start {
+			starts = append(starts, n)
+		}
+	}
+	drop := make([]bool, len(nodes))
+	running := nsel
+	changed := false
+	for n := nsel; n < len(nodes); n++ {
+		nd := &nodes[n]
+		if !s.keepable[nd.Build] {
+			continue
+		}
+		switch {
+		case running < s.cfg.Capacity && s.cfg.KeepMargin*nd.PNeeded >= s.cfg.SpeculationThreshold:
+			running++
+		case len(starts) > 0 && nodes[starts[0]].PNeeded <= s.cfg.KeepMargin*nd.PNeeded:
+			drop[starts[0]] = true
+			starts = starts[1:]
+		default:
+			continue
+		}
+		nd.Action = Keep
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	kept := make([]Node, 0, len(nodes))
+	for n, nd := range nodes {
+		if !drop[n] && nd.Action != Abort {
+			kept = append(kept, nd)
+		}
+	}
+	slices.SortStableFunc(kept, func(x, y Node) int { return cmp.Compare(y.LogPNeeded, x.LogPNeeded) })
+	for _, nd := range nodes[nsel:] {
+		if nd.Action == Abort {
+			kept = append(kept, nd)
+		}
+	}
+	s.plan.Nodes = kept
 	return nil
 }
 
@@ -1012,7 +1094,8 @@ func (s *search) logPNeeded(j int, t *tree, a []uint64) float64 {
 // below z0, comparing squares instead of taking a square root.
 func finishZBelow(ci, cj Change, z0 float64) bool {
 	if ci.BuildFamily != BuildNormal || cj.BuildFamily != BuildNormal {
-		return changeFinishZ(ci, cj) < z0 // finish.go
+		// Z < z0 as Phi(Z) < Phi(z0), decided by bounds for most pairs (finish_hermite.go).
+		return finishBeforeBelow(ci, cj, stdNormalCDF(z0))
 	}
 	num := (ci.Arrival - cj.Arrival) - (cj.BuildMu - ci.BuildMu)
 	den2 := ci.BuildSigma*ci.BuildSigma + cj.BuildSigma*cj.BuildSigma

@@ -19,7 +19,7 @@ func init() {
 }
 
 const replayUsage = "(--history DIR [--profile P] | --synth PROFILE --days N [--synth-rate R] [--synth-workers W]) " +
-	"[--strategies a,b] [--probs SRC ...] [--workers N,M] [--rate R,S] [--threshold T] [--seeds K] --out DIR"
+	"[--strategies a,b] [--probs SRC ...] [--workers N,M] [--rate R,S] [--threshold T] [--keep-margin M] [--seeds K] --out DIR"
 
 func runReplay(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "replay", replayUsage)
@@ -38,6 +38,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 	rates := &listFlag{split: true}
 	fs.Var(rates, "rate", "re-time arrivals to these changes per hour, comma separated (default: the history's times)")
 	threshold := fs.Float64("threshold", 0.05, "speculation threshold of sq2024 and expected")
+	keepMargin := fs.Float64("keep-margin", 4, "sq2019, sq2024 and expected keep a running build unless a new node is more than this many times as likely to be needed (0: abort whatever the plan does not select)")
 	seeds := fs.Int("seeds", 3, "seeds 1..K: each keys the build draws (and the world, with --synth)")
 	out := fs.String("out", "", "output folder for summary.json, decisions.csv and report.html")
 	noDecisions := fs.Bool("no-decisions", false, "do not write decisions.csv (one row per change and run)")
@@ -49,10 +50,12 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: --out is required", errUsage)
 	case (*history == "") == (*synthProfile == ""):
 		return fmt.Errorf("%w: give exactly one of --history and --synth", errUsage)
+	case *keepMargin != 0 && !(*keepMargin >= 1):
+		return fmt.Errorf("%w: --keep-margin %v, want 0 or at least 1", errUsage, *keepMargin)
 	case *seeds < 1:
 		return fmt.Errorf("%w: --seeds %d, want at least 1", errUsage, *seeds)
 	}
-	plan := replay.Plan{Strategies: strategies.values, Probs: probs.values, Threshold: *threshold}
+	plan := replay.Plan{Strategies: strategies.values, Probs: probs.values, Threshold: *threshold, KeepMargin: *keepMargin}
 	if len(plan.Strategies) == 0 {
 		plan.Strategies = replay.Strategies
 	}
@@ -82,7 +85,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 
 	var world func(seed uint64) (*replay.World, error)
 	var defWorkers int
-	meta := replay.Meta{Threshold: *threshold, Seeds: *seeds}
+	meta := replay.Meta{Threshold: *threshold, KeepMargin: *keepMargin, Seeds: *seeds}
 	if *synthProfile != "" {
 		p, err := synth.LookupProfile(*synthProfile)
 		if err != nil {
