@@ -368,6 +368,9 @@ func speculationFromProto(req *pb.ScoreSpeculationRequest, repo string, maxBatch
 		if q.BuildTimeStddevSeconds != nil {
 			count(q.BuildTimeStddevSeconds, f, "build_time_stddev_seconds", &v)
 		}
+		if _, err := FamilyFromProto(q.GetBuildTimeFamily(), scoring.BuildNormal); err != nil {
+			v.add(f.field("build_time_family"), "%v", err)
+		}
 	}
 	in.ahead = make([]int, len(req.GetConflicts()))
 	in.behind = make([]int, len(req.GetConflicts()))

@@ -21,6 +21,12 @@ type Model struct {
 	Manifest registry.Manifest
 	// Scorer predicts with the bundle's models.
 	Scorer *scoring.Scorer
+	// BuildFamily is the family of the bundle's served build-time model: the shape the
+	// speculation math gives the build times it predicts (Phi(Z) only for BuildNormal).
+	BuildFamily scoring.BuildFamily
+	// Served names the model serving each section ("success", "conflict",
+	// "buildtime"), as GetModelInfo reports it; nil when unknown.
+	Served map[string]string
 	// LoadedAt is when the server loaded the bundle.
 	LoadedAt time.Time
 }

@@ -3,6 +3,7 @@ package bundleload
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sqpredict/sqpredict/registry"
@@ -43,27 +44,48 @@ func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
 	}
 	var success, conflict scoring.Predictor
 	var buildTime scoring.DistPredictor
+	names := map[string]string{"success": "none", "conflict": "none", "buildtime": "none"}
+	family := scoring.BuildNormal
 	if ms.Success != nil {
-		success = ms.Success
+		success, names["success"] = ms.Success, training.ModelLogistic
 	}
 	if ms.Conflict != nil {
-		conflict = ms.Conflict
+		conflict, names["conflict"] = ms.Conflict, training.ModelLogistic
 	}
 	if ms.BuildTime != nil {
-		buildTime = ms.BuildTime
+		buildTime, names["buildtime"] = ms.BuildTime, ModelNGBoostNormal
+	}
+	champs, err := Champions(b.Manifest.Extra)
+	if err != nil {
+		return nil, fmt.Errorf("bundleload: %s: %w", b.Dir, err)
+	}
+	switch c := champs["buildtime"]; c {
+	case "", ModelNGBoostNormal, training.ModelNGBoostLogNormal:
+	default:
+		return nil, fmt.Errorf("bundleload: %s: the manifest's build-time champion %q is not %s or %s",
+			b.Dir, c, ModelNGBoostNormal, training.ModelNGBoostLogNormal)
+	}
+	if champs["buildtime"] == training.ModelNGBoostLogNormal {
+		if ms.BuildTimeLogNormal == nil {
+			return nil, fmt.Errorf("bundleload: %s: the manifest's build-time champion is %s, but the bundle has no %s",
+				b.Dir, training.ModelNGBoostLogNormal, training.FileBuildTimeLogNormal)
+		}
+		buildTime, names["buildtime"], family = ms.BuildTimeLogNormal, training.ModelNGBoostLogNormal, scoring.BuildLogNormal
 	}
 	for sec, name := range served {
 		bl := ms.Baselines[name]
 		if bl == nil {
 			return nil, fmt.Errorf("bundleload: %s: the manifest serves %s with baseline %s, which the bundle lacks", b.Dir, sec, name)
 		}
+		names[sec] = "baseline:" + name
 		switch sec {
 		case "success":
 			success = bl
 		case "conflict":
 			conflict = bl
 		case "buildtime":
-			buildTime = bl
+			// Both build-time baselines predict a LogNormal (training.Baseline.LogNormal).
+			buildTime, family = bl, scoring.BuildLogNormal
 		}
 	}
 	var sc *scoring.Scorer
@@ -87,5 +109,32 @@ func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bundleload: %s: %w", b.Dir, err)
 	}
-	return &server.Model{Role: role, Version: b.Manifest.Version, Manifest: b.Manifest, Scorer: sc, LoadedAt: time.Now()}, nil
+	return &server.Model{
+		Role: role, Version: b.Manifest.Version, Manifest: b.Manifest, Scorer: sc, LoadedAt: time.Now(),
+		BuildFamily: family, Served: names,
+	}, nil
+}
+
+// ExtraChampions is the manifest extra key naming the champion model of each section as
+// "section=model" pairs separated by spaces, e.g. "success=logistic conflict=logistic
+// buildtime=ngboost-normal". A build-time champion training.ModelNGBoostLogNormal makes
+// the bundle serve its LogNormal NGBoost (training.FileBuildTimeLogNormal).
+const ExtraChampions = "champions"
+
+// ModelNGBoostNormal is the name of the Normal NGBoost build-time model in
+// ExtraChampions and in the served model names.
+const ModelNGBoostNormal = "ngboost-normal"
+
+// Champions returns the sections of a manifest's ExtraChampions with the model each
+// names; a pair that is not section=model is an error naming it.
+func Champions(extra map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for f := range strings.FieldsSeq(extra[ExtraChampions]) {
+		sec, name, ok := strings.Cut(f, "=")
+		if !ok || sec == "" || name == "" {
+			return nil, fmt.Errorf("manifest %s: %q is not section=model", ExtraChampions, f)
+		}
+		out[sec] = name
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/sqpredict/sqpredict/internal/defaultbundle"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/scoring"
+	"github.com/sqpredict/sqpredict/server"
 	"github.com/sqpredict/sqpredict/training"
 )
 
@@ -145,5 +147,135 @@ func TestNoConflictModel(t *testing.T) {
 	}
 	if p := m.Scorer.PredictSuccess(nil, []scoring.SuccessInput{{Change: &c}}); !(p[0] > 0 && p[0] < 1) {
 		t.Errorf("P-succ = %v", p)
+	}
+}
+
+// editManifest rewrites the extra keys of the manifest of the bundle folder dir.
+func editManifest(t *testing.T, dir string, extra map[string]string) {
+	t.Helper()
+	path := filepath.Join(dir, registry.ManifestName)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var man map[string]any
+	if err := json.Unmarshal(raw, &man); err != nil {
+		t.Fatal(err)
+	}
+	ex, _ := man["extra"].(map[string]any)
+	if ex == nil {
+		ex = map[string]any{}
+		man["extra"] = ex
+	}
+	for k, v := range extra {
+		ex[k] = v
+	}
+	if raw, err = json.Marshal(man); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLogNormalChampion trains the LogNormal NGBoost challenger, names it the build-time
+// champion in the manifest and checks that the loaded model serves it as a LogNormal
+// (BuildFamily, Served) and predicts its moments; a build-time baseline served in its
+// place is LogNormal too, and a champion the bundle lacks or does not know is refused.
+func TestLogNormalChampion(t *testing.T) {
+	h, err := synth.Generate(context.Background(), synth.Config{Profile: "go", Days: 2, Seed: 4, ChangesPerHour: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asOf := h.Changes[len(h.Changes)-1].SubmittedAt.Add(time.Hour)
+	res, err := training.Train(context.Background(), h, training.Config{AsOf: asOf, Window: training.Duration(30 * 24 * time.Hour),
+		Seed: 1, BaselineGate: training.BaselineGateOff, BuildTime: training.NGBoostParams{NEstimators: 20},
+		Challengers: []string{training.ChallengerNGBoostLogNormal}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := training.Publish(context.Background(), reg, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := training.RegistryName(res.Repo)
+	b, err := reg.Load(repo, version, training.SchemaHash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	normal, err := bundleload.FromBundle(b, registry.RoleChampion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if normal.BuildFamily != scoring.BuildNormal || normal.Served["buildtime"] != bundleload.ModelNGBoostNormal {
+		t.Errorf("default champion: family %v, served %v; want Normal, %s", normal.BuildFamily, normal.Served, bundleload.ModelNGBoostNormal)
+	}
+
+	load := func(extra map[string]string) (*server.Model, error) {
+		t.Helper()
+		dir := t.TempDir()
+		if err := os.CopyFS(dir, os.DirFS(b.Dir)); err != nil {
+			t.Fatal(err)
+		}
+		editManifest(t, dir, extra)
+		lb, err := registry.LoadDir(dir, training.SchemaHash())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bundleload.FromBundle(lb, registry.RoleChampion)
+	}
+	ms, err := training.LoadModels(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := load(map[string]string{bundleload.ExtraChampions: "success=logistic conflict=logistic buildtime=ngboost-lognormal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.BuildFamily != scoring.BuildLogNormal || m.Served["buildtime"] != training.ModelNGBoostLogNormal {
+		t.Errorf("LogNormal champion: family %v, served %v; want LogNormal, %s", m.BuildFamily, m.Served, training.ModelNGBoostLogNormal)
+	}
+	in := []scoring.BuildInput{{Change: &h.Changes[0]}, {Change: &h.Changes[1]}}
+	want, err := scoring.NewScorer(ms.Success, ms.Conflict, ms.BuildTimeLogNormal, ms.DevTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same model file, same rows: the outputs reproduce exactly.
+	if got, w := m.Scorer.PredictBuildTime(nil, in), want.PredictBuildTime(nil, in); !slices.Equal(got, w) {
+		t.Errorf("LogNormal champion predicts %v, want the LogNormal NGBoost's %v", got, w)
+	}
+	if got := normal.Scorer.PredictBuildTime(nil, in); slices.Equal(got, want.PredictBuildTime(nil, in)) {
+		t.Errorf("the Normal champion predicts what the LogNormal one does (%v)", got)
+	}
+
+	m, err = load(map[string]string{training.ExtraServedBaselines: "buildtime=" + training.BaselineZuulMean10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.BuildFamily != scoring.BuildLogNormal || m.Served["buildtime"] != "baseline:"+training.BaselineZuulMean10 {
+		t.Errorf("served build-time baseline: family %v, served %v; want LogNormal, baseline:%s", m.BuildFamily, m.Served, training.BaselineZuulMean10)
+	}
+
+	for _, bad := range []string{"buildtime=gbm", "buildtime"} {
+		if _, err := load(map[string]string{bundleload.ExtraChampions: bad}); err == nil {
+			t.Errorf("champions %q: no error", bad)
+		}
+	}
+	// The default bundle has no LogNormal NGBoost: naming it the champion is refused.
+	dir := t.TempDir()
+	if err := defaultbundle.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	editManifest(t, dir, map[string]string{bundleload.ExtraChampions: "buildtime=ngboost-lognormal"})
+	db, err := registry.LoadDir(dir, training.SchemaHash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bundleload.FromBundle(db, registry.RoleChampion); err == nil || !strings.Contains(err.Error(), training.FileBuildTimeLogNormal) {
+		t.Errorf("LogNormal champion without its file: %v, want an error naming %s", err, training.FileBuildTimeLogNormal)
 	}
 }
