@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -345,6 +346,10 @@ func speculationFromProto(req *pb.ScoreSpeculationRequest, repo string, maxBatch
 		in.changes[i] = changeFromProto(q.GetChange(), repo, at("changes", i, "change"), &v)
 		in.specs[i] = specFromProto(q.GetSpeculation(), at("changes", i, "speculation"), &v)
 		in.buildSpecs[i] = in.specs[i]
+		// Without build_speculation the build shares the change's queue counts, but not
+		// succeeded and failed, which count the revision's attempts for a success row
+		// and the change's own builds for a build-time row.
+		in.buildSpecs[i].Succeeded, in.buildSpecs[i].Failed = math.NaN(), math.NaN()
 		if bs := q.GetBuildSpeculation(); bs != nil {
 			in.buildSpecs[i] = specFromProto(bs, at("changes", i, "build_speculation"), &v)
 		}
@@ -391,7 +396,47 @@ func speculationFromProto(req *pb.ScoreSpeculationRequest, repo string, maxBatch
 	if err := v.err(); err != nil {
 		return nil, err
 	}
+	in.fillSpeculation(req.GetBuilds(), index)
 	return in, nil
+}
+
+// fillSpeculation computes the speculation counts the caller left out of the rows the
+// models will score (queueSpeculation): a success row gets the change's state at
+// submission from the changes ahead of it; a build-time row gets the same queue counts,
+// with succeeded and failed counting the change's finished builds in builds (index maps
+// change ids to changes). Counts the caller set win.
+func (in *speculationInput) fillSpeculation(builds []*pb.StartedBuild, index map[string]int) {
+	need := slices.Concat(in.needSucc, in.needTime)
+	if len(need) == 0 {
+		return
+	}
+	slices.Sort(need)
+	need = slices.Compact(need)
+	computed := queueSpeculation(in.changes, need)
+	var succeeded, failed map[int]float64
+	if len(in.needTime) > 0 {
+		succeeded, failed = map[int]float64{}, map[int]float64{}
+		for _, b := range builds {
+			j, ok := index[b.GetChangeId()]
+			if !ok {
+				continue // refused later by SpeculationFromProto, naming the build
+			}
+			switch b.GetStatus() {
+			case pb.BuildStatus_BUILD_STATUS_SUCCEEDED:
+				succeeded[j]++
+			case pb.BuildStatus_BUILD_STATUS_FAILED:
+				failed[j]++
+			}
+		}
+	}
+	for _, i := range in.needSucc {
+		fillSpeculation(&in.specs[i], computed[i])
+	}
+	for _, i := range in.needTime {
+		b := computed[i]
+		b.Succeeded, b.Failed = succeeded[i], failed[i]
+		fillSpeculation(&in.buildSpecs[i], b)
+	}
 }
 
 // ChangeToProto returns the request form of the attributes of c, the inverse of the

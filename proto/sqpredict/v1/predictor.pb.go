@@ -1287,10 +1287,20 @@ type QueueChange struct {
 	// build time of the build build_speculation describes.
 	BuildTimeMeanSeconds   *float64 `protobuf:"fixed64,4,opt,name=build_time_mean_seconds,json=buildTimeMeanSeconds,proto3,oneof" json:"build_time_mean_seconds,omitempty"`
 	BuildTimeStddevSeconds *float64 `protobuf:"fixed64,5,opt,name=build_time_stddev_seconds,json=buildTimeStddevSeconds,proto3,oneof" json:"build_time_stddev_seconds,omitempty"`
-	// The change at its submission, for P-succ (see SpeculationCounts).
+	// The change at its submission, for P-succ (see SpeculationCounts). A field the
+	// caller sets wins; an unset one is computed from the request, as the trainer computes
+	// it (features.SubmissionSpeculation), taking the changes ahead of this one in
+	// `changes` as those pending at its submission: queue_ahead and height count them,
+	// conflicts_count those whose affected targets overlap this change's, path_changes
+	// and path_lines_changed those that may conflict with it. succeeded and failed (the
+	// revision's earlier attempts, which no queue holds) are 0 for a revision's first
+	// submission (revision_submissions 1) and unknown otherwise. So a caller that knows
+	// the queue at submission (changes that have landed since) sets the fields.
 	Speculation *SpeculationCounts `protobuf:"bytes,6,opt,name=speculation,proto3" json:"speculation,omitempty"`
-	// The build whose time is predicted, for the build time; unset means
-	// speculation's counts are used.
+	// The build whose time is predicted, for the build time. Unset means speculation's
+	// counts other than succeeded and failed. Fields the caller sets win; unset
+	// succeeded and failed count this change's SUCCEEDED and FAILED builds in `builds`,
+	// and the other unset fields are computed as for speculation.
 	BuildSpeculation *SpeculationCounts `protobuf:"bytes,7,opt,name=build_speculation,json=buildSpeculation,proto3" json:"build_speculation,omitempty"`
 	// The family of the build time the plan uses for the change. Unspecified means the
 	// family of the bundle that serves the change (routed by change_id), whether the
