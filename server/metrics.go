@@ -103,6 +103,15 @@ func (m *Metrics) reloaded(role registry.Role, err error, start, end time.Time) 
 	m.reloadTime.WithLabelValues(r).Set(float64(end.UnixNano()) / 1e9)
 }
 
+// restored records that role's pointer names the bundle being served again after a
+// failed load: the last reload counts as successful (the success time is unchanged).
+func (m *Metrics) restored(role registry.Role) {
+	if m == nil {
+		return
+	}
+	m.reloadOK.WithLabelValues(role.String()).Set(1)
+}
+
 // modelFault records one invalid model output.
 func (m *Metrics) modelFault(kind, role string) {
 	if m == nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -109,6 +110,24 @@ type Reloader struct {
 	// OnChampion, when not nil, is called after every successful champion load (the
 	// server becomes ready).
 	OnChampion func(m *Model)
+
+	// mu protects failed, which holds, for the champion and the challenger, whether
+	// the last load attempt failed.
+	mu     sync.Mutex
+	failed [2]bool
+}
+
+// setFailed records the result of a load attempt for role and returns whether the
+// previous one failed.
+func (r *Reloader) setFailed(role registry.Role, failed bool) (was bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := 0
+	if role == registry.RoleChallenger {
+		i = 1
+	}
+	was, r.failed[i] = r.failed[i], failed
+	return was
 }
 
 // Reload loads version for role and swaps it in. On failure the model being served is
@@ -119,8 +138,9 @@ func (r *Reloader) Reload(role registry.Role, version string) (err error) {
 	defer func() {
 		end := time.Now()
 		r.Metrics.reloaded(role, err, start, end)
+		r.setFailed(role, err != nil)
 		if err != nil {
-			r.log().Error("bundle load failed, keeping the current one", "role", role, "version", version, "err", err)
+			r.log().Error("bundle load failed, keeping the current one", "role", role.String(), "version", version, "err", err)
 		}
 	}()
 	m, err := r.Load(role, version)
@@ -132,7 +152,7 @@ func (r *Reloader) Reload(role registry.Role, version string) (err error) {
 		m.LoadedAt = time.Now()
 	}
 	r.Models.Set(role, m)
-	r.log().Info("loaded bundle", "role", role, "version", version, "trained_at", m.Manifest.TrainedAt, "seconds", time.Since(start).Seconds())
+	r.log().Info("loaded bundle", "role", role.String(), "version", version, "build_time_family", m.BuildFamily.String(), "trained_at", m.Manifest.TrainedAt, "seconds", time.Since(start).Seconds())
 	if role == registry.RoleChampion && r.OnChampion != nil {
 		r.OnChampion(m)
 	}
@@ -142,13 +162,15 @@ func (r *Reloader) Reload(role registry.Role, version string) (err error) {
 // Follow applies the pointer events of a registry watch until events is closed: a new
 // version is loaded (Reload), a cleared challenger pointer unloads the challenger, and a
 // cleared champion pointer or a pointer read error is logged while the champion keeps
-// serving. An event naming the version already served is ignored.
+// serving. An event naming the version already served loads nothing; after a failed
+// load (the pointer rolled back to the served version) it sets the reload-success
+// metric back to 1.
 func (r *Reloader) Follow(events <-chan registry.Event) {
 	for ev := range events {
 		cur := r.Models.get(ev.Role)
 		switch {
 		case ev.Err != nil:
-			r.log().Error("reading pointer failed, keeping the current bundle", "role", ev.Role, "err", ev.Err)
+			r.log().Error("reading pointer failed, keeping the current bundle", "role", ev.Role.String(), "err", ev.Err)
 		case ev.Version == "" && ev.Role == registry.RoleChallenger:
 			if cur != nil {
 				r.Models.Set(registry.RoleChallenger, nil)
@@ -157,6 +179,13 @@ func (r *Reloader) Follow(events <-chan registry.Event) {
 		case ev.Version == "":
 			r.log().Error("champion pointer cleared, keeping the current bundle")
 		case cur != nil && cur.Version == ev.Version:
+			// The pointer names the bundle being served again (a rollback after a
+			// failed load): the role serves what its pointer says, so the last
+			// reload is successful again (issue 15 item 12).
+			if r.setFailed(ev.Role, false) {
+				r.Metrics.restored(ev.Role)
+				r.log().Info("pointer is back at the served bundle", "role", ev.Role.String(), "version", ev.Version)
+			}
 		default:
 			_ = r.Reload(ev.Role, ev.Version) // logged and counted by Reload; the old model stays
 		}
