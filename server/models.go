@@ -37,6 +37,19 @@ type Model struct {
 // reload never changes the models of a request in flight. Safe for concurrent use.
 type Models struct {
 	champion, challenger atomic.Pointer[Model]
+	// pointer is the version the champion pointer names while the champion served is
+	// an older version loaded in its place (Reloader.StartChampion); nil otherwise.
+	pointer atomic.Pointer[string]
+}
+
+// ChampionFallback returns the version the champion pointer names and true when the
+// champion being served is an older version loaded in its place, because the pointer's
+// version failed to load at start; "" and false otherwise.
+func (m *Models) ChampionFallback() (pointer string, ok bool) {
+	if p := m.pointer.Load(); p != nil {
+		return *p, true
+	}
+	return "", false
 }
 
 // Champion returns the champion, or nil before the first load.
@@ -152,6 +165,9 @@ func (r *Reloader) Reload(role registry.Role, version string) (err error) {
 		m.LoadedAt = time.Now()
 	}
 	r.Models.Set(role, m)
+	if role == registry.RoleChampion {
+		r.clearFallback()
+	}
 	r.log().Info("loaded bundle", "role", role.String(), "version", version, "build_time_family", m.BuildFamily.String(), "trained_at", m.Manifest.TrainedAt, "seconds", time.Since(start).Seconds())
 	if role == registry.RoleChampion && r.OnChampion != nil {
 		r.OnChampion(m)
@@ -186,9 +202,61 @@ func (r *Reloader) Follow(events <-chan registry.Event) {
 				r.Metrics.restored(ev.Role)
 				r.log().Info("pointer is back at the served bundle", "role", ev.Role.String(), "version", ev.Version)
 			}
+			if ev.Role == registry.RoleChampion {
+				r.clearFallback()
+			}
 		default:
 			_ = r.Reload(ev.Role, ev.Version) // logged and counted by Reload; the old model stays
 		}
+	}
+}
+
+// StartChampion loads the champion at start: the version the champion pointer names,
+// and when that fails, the newest older version of versions (a registry's List) that
+// loads. A bad publish followed by a restart thus serves the last good bundle instead
+// of nothing. Versions newer than the pointer are not tried: they were never made
+// champion or were rolled back from. A fallback is logged at error level, reported by
+// Models.ChampionFallback (and GetModelInfo) and by the metric
+// predictd_model_champion_fallback; the reload-success metric keeps saying that the
+// pointer's version failed. StartChampion returns the pointer's load error when no
+// version loads.
+func (r *Reloader) StartChampion(pointer string, versions []string) error {
+	err := r.Reload(registry.RoleChampion, pointer)
+	if err == nil {
+		return nil
+	}
+	for i := len(versions) - 1; i >= 0; i-- {
+		v := versions[i]
+		if v >= pointer { // version names sort by publication time
+			continue
+		}
+		m, lerr := r.Load(registry.RoleChampion, v)
+		if lerr != nil {
+			r.log().Error("fallback candidate failed to load", "role", registry.RoleChampion.String(), "version", v, "err", lerr)
+			continue
+		}
+		m.Role, m.Version = registry.RoleChampion, v
+		if m.LoadedAt.IsZero() {
+			m.LoadedAt = time.Now()
+		}
+		r.Models.Set(registry.RoleChampion, m)
+		r.Models.pointer.Store(&pointer)
+		r.Metrics.fallback(true)
+		r.log().Error("THE CHAMPION FAILED TO LOAD: serving an older version in its place until the pointer moves",
+			"role", registry.RoleChampion.String(), "pointer", pointer, "serving", v, "err", err)
+		if r.OnChampion != nil {
+			r.OnChampion(m)
+		}
+		return nil
+	}
+	return err
+}
+
+// clearFallback ends a fallback: the champion served is the pointer's.
+func (r *Reloader) clearFallback() {
+	if r.Models.pointer.Swap(nil) != nil {
+		r.Metrics.fallback(false)
+		r.log().Info("the champion served is the pointer's again")
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/server"
 	"github.com/sqpredict/sqpredict/training"
@@ -133,4 +134,89 @@ func TestTracker(t *testing.T) {
 	if tr.InFlight() != 0 || tr.Served() != 1 {
 		t.Errorf("after a request: in flight %d, served %d; want 0, 1", tr.InFlight(), tr.Served())
 	}
+}
+
+// corrupt alters a file of version v of e's registry so that its checksum fails.
+func corrupt(t *testing.T, e *testEnv, v string) {
+	t.Helper()
+	p := filepath.Join(e.reg.Dir(), e.repo, "versions", v, training.FileSuccess)
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStartChampionFallback: at start a champion that fails to load is replaced by the
+// newest older version that loads (never a newer one), reported by GetModelInfo and a
+// metric until the pointer names a version that loads. Issue 14 item 9.
+func TestStartChampionFallback(t *testing.T) {
+	e := newTestEnv(t, server.Config{}, false)
+	ctx := testCtx(t)
+	v3 := publishVariant(t, e, nil) // good, newer than the pointer
+	corrupt(t, e, e.v2)
+	versions, err := e.reg.List(e.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reloader.StartChampion(e.v2, versions); err != nil {
+		t.Fatalf("StartChampion(corrupt %s) = %v, want a fallback", e.v2, err)
+	}
+	if got := e.models.Champion().Version; got != e.v1 {
+		t.Errorf("champion = %s, want the older good version %s", got, e.v1)
+	}
+	info, err := e.client.GetModelInfo(ctx, &pb.GetModelInfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.GetChampionFallback() || info.GetChampionPointerVersion() != e.v2 || info.GetModels()[0].GetModel().GetVersion() != e.v1 {
+		t.Errorf("GetModelInfo = fallback %v, pointer %q, serving %s; want true, %s, %s",
+			info.GetChampionFallback(), info.GetChampionPointerVersion(), info.GetModels()[0].GetModel().GetVersion(), e.v2, e.v1)
+	}
+	if got := scalarMetric(t, e, "predictd_model_champion_fallback"); got != 1 {
+		t.Errorf("predictd_model_champion_fallback = %v, want 1", got)
+	}
+	if got := gauge(t, e, "predictd_model_last_reload_successful", "champion"); got != 0 {
+		t.Errorf("predictd_model_last_reload_successful = %v, want 0 (the pointer's version failed)", got)
+	}
+	// The pointer moves to a good version: the fallback ends.
+	if err := e.reloader.Reload(registry.RoleChampion, v3); err != nil {
+		t.Fatal(err)
+	}
+	info, err = e.client.GetModelInfo(ctx, &pb.GetModelInfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.GetChampionFallback() || info.GetChampionPointerVersion() != "" {
+		t.Errorf("after loading %s: GetModelInfo fallback %v, pointer %q; want none", v3, info.GetChampionFallback(), info.GetChampionPointerVersion())
+	}
+	if got := scalarMetric(t, e, "predictd_model_champion_fallback"); got != 0 {
+		t.Errorf("after loading %s: predictd_model_champion_fallback = %v, want 0", v3, got)
+	}
+	// Nothing older loads: the pointer's error.
+	e2 := newTestEnv(t, server.Config{}, false)
+	corrupt(t, e2, e2.v1)
+	if err := e2.reloader.StartChampion(e2.v1, []string{e2.v1, e2.v2}); !errors.Is(err, registry.ErrChecksum) {
+		t.Errorf("StartChampion with no older good version = %v, want ErrChecksum", err)
+	}
+	if e2.models.Champion() != nil {
+		t.Errorf("champion %s loaded, want none", e2.models.Champion().Version)
+	}
+}
+
+// scalarMetric returns the value of the unlabelled gauge name.
+func scalarMetric(t *testing.T, e *testEnv, name string) float64 {
+	t.Helper()
+	mfs, err := e.promReg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("metric %s not found", name)
+	return 0
 }

@@ -571,6 +571,7 @@ func (p *predictor) getModelInfo(req *pb.GetModelInfoRequest) (*pb.GetModelInfoR
 		ChallengerShare: p.cfg.ChallengerShare, Shadow: p.cfg.Shadow,
 		Limits: p.cfg.Limits.toProto(p.cfg.MaxBatch),
 	}
+	resp.ChampionPointerVersion, resp.ChampionFallback = p.models.ChampionFallback()
 	for _, m := range []*Model{r.champ, r.chall} {
 		if m == nil {
 			continue

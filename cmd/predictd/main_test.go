@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -24,6 +26,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/sqpredict/sqpredict/client"
+	"github.com/sqpredict/sqpredict/internal/defaultbundle"
 	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/server"
@@ -322,5 +325,46 @@ func TestRunFirstLoadFails(t *testing.T) {
 	err = run(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil || !strings.Contains(err.Error(), "holds no bundle") || !strings.Contains(err.Error(), "trainer train") {
 		t.Errorf("run with an empty registry, no --repo = %v, want it to say there is no bundle and name trainer train", err)
+	}
+}
+
+// TestRunFallsBackToGoodVersion: the champion pointer names a corrupt version; predictd
+// starts, serves the older good version and says so in GetModelInfo. Issue 14 item 9.
+func TestRunFallsBackToGoodVersion(t *testing.T) {
+	dir := t.TempDir()
+	reg, err := registry.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, v1, err := defaultbundle.Install(context.Background(), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, v2, err := defaultbundle.Install(context.Background(), reg) // now the champion
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, repo, "versions", v2, "success.logistic.json")
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	grpcAddr, _, stop := startRun(t, "-registry", dir)
+	defer stop()
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	info, err := pb.NewPredictorClient(conn).GetModelInfo(ctx, &pb.GetModelInfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.GetModels()[0].GetModel().GetVersion(); got != v1 || !info.GetChampionFallback() || info.GetChampionPointerVersion() != v2 {
+		t.Errorf("GetModelInfo: serving %s, fallback %v, pointer %q; want %s, true, %s", got, info.GetChampionFallback(), info.GetChampionPointerVersion(), v1, v2)
 	}
 }

@@ -32,7 +32,8 @@ import (
 //
 //	registry     open (or install the default bundle into a temporary one) / remove it
 //	gRPC server  Serve / health.Shutdown, GracefulStop, Stop after the timeout
-//	first load   champion, then challenger; a failed champion load ends run
+//	first load   champion (or the newest older version that loads), then challenger;
+//	             no champion at all ends run
 //	reload loop  registry.Watch + Reloader.Follow / cancel the watch, wait for Follow
 //	metrics      HTTP /metrics, /healthz, /readyz / Shutdown
 //
@@ -172,7 +173,11 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	// reload loop only when its pointer moves).
 	version, err := reg.Champion(repo)
 	if err == nil {
-		err = reloader.Reload(registry.RoleChampion, version)
+		versions, lerr := reg.List(repo)
+		if lerr != nil {
+			log.Error("listing versions failed; no fallback if the champion fails to load", "err", lerr)
+		}
+		err = reloader.StartChampion(version, versions)
 	}
 	if err != nil {
 		stopAll(nil)
