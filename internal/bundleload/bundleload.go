@@ -3,23 +3,23 @@ package bundleload
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/sqpredict/sqpredict/modelset"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/scoring"
 	"github.com/sqpredict/sqpredict/server"
-	"github.com/sqpredict/sqpredict/training"
 )
 
 // Loader returns a server.LoadFunc that loads versions of repo from reg: registry.Load
 // checks the manifest, every checksum and the feature schema hash against
-// training.SchemaHash (the code of this binary), training.LoadPartialModels reads every
+// modelset.SchemaHash (the code of this binary), modelset.LoadPartialModels reads every
 // model and checks its columns, and scoring.NewScorer checks the models' widths. Any
-// failure leaves the server with the model it has.
+// failure leaves the server with the model it has. Loading goes through modelset, not
+// training, so that predictd does not link the trainer.
 func Loader(reg *registry.Registry, repo string) server.LoadFunc {
 	return func(role registry.Role, version string) (*server.Model, error) {
-		b, err := reg.Load(repo, version, training.SchemaHash())
+		b, err := reg.Load(repo, version, modelset.SchemaHash())
 		if err != nil {
 			return nil, err
 		}
@@ -28,17 +28,17 @@ func Loader(reg *registry.Registry, repo string) server.LoadFunc {
 }
 
 // FromBundle builds the server model of the verified bundle b. A section the manifest
-// serves with a baseline (training.ExtraServedBaselines) is scored by that baseline. A
+// serves with a baseline (modelset.ExtraServedBaselines) is scored by that baseline. A
 // bundle without a P-conf model (left out because its history had no conflict labels)
 // gets a scorer without one (scoring.NewScorerNoConflict), whose conflict prior is the
-// manifest's training.ExtraConflictPrior; a bundle without a success or build-time
+// manifest's modelset.ExtraConflictPrior; a bundle without a success or build-time
 // model cannot be served.
 func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
-	ms, err := training.LoadPartialModels(b)
+	ms, err := modelset.LoadPartialModels(b)
 	if err != nil {
 		return nil, err
 	}
-	served, err := training.ServedBaselines(b.Manifest.Extra)
+	served, err := modelset.ServedBaselines(b.Manifest.Extra)
 	if err != nil {
 		return nil, err
 	}
@@ -47,30 +47,30 @@ func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
 	names := map[string]string{"success": "none", "conflict": "none", "buildtime": "none"}
 	family := scoring.BuildNormal
 	if ms.Success != nil {
-		success, names["success"] = ms.Success, training.ModelLogistic
+		success, names["success"] = ms.Success, modelset.ModelLogistic
 	}
 	if ms.Conflict != nil {
-		conflict, names["conflict"] = ms.Conflict, training.ModelLogistic
+		conflict, names["conflict"] = ms.Conflict, modelset.ModelLogistic
 	}
 	if ms.BuildTime != nil {
-		buildTime, names["buildtime"] = ms.BuildTime, ModelNGBoostNormal
+		buildTime, names["buildtime"] = ms.BuildTime, modelset.ModelNGBoostNormal
 	}
-	champs, err := Champions(b.Manifest.Extra)
+	champs, err := modelset.Champions(b.Manifest.Extra)
 	if err != nil {
 		return nil, fmt.Errorf("bundleload: %s: %w", b.Dir, err)
 	}
 	switch c := champs["buildtime"]; c {
-	case "", ModelNGBoostNormal, training.ModelNGBoostLogNormal:
+	case "", modelset.ModelNGBoostNormal, modelset.ModelNGBoostLogNormal:
 	default:
 		return nil, fmt.Errorf("bundleload: %s: the manifest's build-time champion %q is not %s or %s",
-			b.Dir, c, ModelNGBoostNormal, training.ModelNGBoostLogNormal)
+			b.Dir, c, modelset.ModelNGBoostNormal, modelset.ModelNGBoostLogNormal)
 	}
-	if champs["buildtime"] == training.ModelNGBoostLogNormal {
+	if champs["buildtime"] == modelset.ModelNGBoostLogNormal {
 		if ms.BuildTimeLogNormal == nil {
 			return nil, fmt.Errorf("bundleload: %s: the manifest's build-time champion is %s, but the bundle has no %s",
-				b.Dir, training.ModelNGBoostLogNormal, training.FileBuildTimeLogNormal)
+				b.Dir, modelset.ModelNGBoostLogNormal, modelset.FileBuildTimeLogNormal)
 		}
-		buildTime, names["buildtime"], family = ms.BuildTimeLogNormal, training.ModelNGBoostLogNormal, scoring.BuildLogNormal
+		buildTime, names["buildtime"], family = ms.BuildTimeLogNormal, modelset.ModelNGBoostLogNormal, scoring.BuildLogNormal
 	}
 	for sec, name := range served {
 		bl := ms.Baselines[name]
@@ -84,7 +84,7 @@ func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
 		case "conflict":
 			conflict = bl
 		case "buildtime":
-			// Both build-time baselines predict a LogNormal (training.Baseline.LogNormal).
+			// Both build-time baselines predict a LogNormal (modelset.Baseline.LogNormal).
 			buildTime, family = bl, scoring.BuildLogNormal
 		}
 	}
@@ -92,14 +92,14 @@ func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
 	switch {
 	case success == nil || buildTime == nil:
 		return nil, fmt.Errorf("bundleload: %s: %w: a scorer needs the success and build-time models (left out: %s)",
-			b.Dir, scoring.ErrNoModel, b.Manifest.Extra[training.ExtraLeftOut])
+			b.Dir, scoring.ErrNoModel, b.Manifest.Extra[modelset.ExtraLeftOut])
 	case conflict == nil:
-		prior, perr := strconv.ParseFloat(b.Manifest.Extra[training.ExtraConflictPrior], 64)
+		prior, perr := strconv.ParseFloat(b.Manifest.Extra[modelset.ExtraConflictPrior], 64)
 		if perr != nil {
-			return nil, fmt.Errorf("bundleload: %s: no P-conf model and no valid %s in the manifest: %w", b.Dir, training.ExtraConflictPrior, perr)
+			return nil, fmt.Errorf("bundleload: %s: no P-conf model and no valid %s in the manifest: %w", b.Dir, modelset.ExtraConflictPrior, perr)
 		}
 		why := "the bundle has no P-conf model"
-		if r := b.Manifest.Extra[training.ExtraConflictLeftOut]; r != "" {
+		if r := b.Manifest.Extra[modelset.ExtraConflictLeftOut]; r != "" {
 			why += ": " + r
 		}
 		sc, err = scoring.NewScorerNoConflict(success, buildTime, ms.DevTable, why, prior)
@@ -113,28 +113,4 @@ func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
 		Role: role, Version: b.Manifest.Version, Manifest: b.Manifest, Scorer: sc, LoadedAt: time.Now(),
 		BuildFamily: family, Served: names,
 	}, nil
-}
-
-// ExtraChampions is the manifest extra key naming the champion model of each section as
-// "section=model" pairs separated by spaces, e.g. "success=logistic conflict=logistic
-// buildtime=ngboost-normal". A build-time champion training.ModelNGBoostLogNormal makes
-// the bundle serve its LogNormal NGBoost (training.FileBuildTimeLogNormal).
-const ExtraChampions = "champions"
-
-// ModelNGBoostNormal is the name of the Normal NGBoost build-time model in
-// ExtraChampions and in the served model names.
-const ModelNGBoostNormal = "ngboost-normal"
-
-// Champions returns the sections of a manifest's ExtraChampions with the model each
-// names; a pair that is not section=model is an error naming it.
-func Champions(extra map[string]string) (map[string]string, error) {
-	out := map[string]string{}
-	for f := range strings.FieldsSeq(extra[ExtraChampions]) {
-		sec, name, ok := strings.Cut(f, "=")
-		if !ok || sec == "" || name == "" {
-			return nil, fmt.Errorf("manifest %s: %q is not section=model", ExtraChampions, f)
-		}
-		out[sec] = name
-	}
-	return out, nil
 }

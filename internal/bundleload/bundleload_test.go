@@ -15,6 +15,7 @@ import (
 	"github.com/sqpredict/sqpredict/datasets/synth"
 	"github.com/sqpredict/sqpredict/internal/bundleload"
 	"github.com/sqpredict/sqpredict/internal/defaultbundle"
+	"github.com/sqpredict/sqpredict/modelset"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/scoring"
 	"github.com/sqpredict/sqpredict/server"
@@ -211,8 +212,8 @@ func TestLogNormalChampion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if normal.BuildFamily != scoring.BuildNormal || normal.Served["buildtime"] != bundleload.ModelNGBoostNormal {
-		t.Errorf("default champion: family %v, served %v; want Normal, %s", normal.BuildFamily, normal.Served, bundleload.ModelNGBoostNormal)
+	if normal.BuildFamily != scoring.BuildNormal || normal.Served["buildtime"] != modelset.ModelNGBoostNormal {
+		t.Errorf("default champion: family %v, served %v; want Normal, %s", normal.BuildFamily, normal.Served, modelset.ModelNGBoostNormal)
 	}
 
 	load := func(extra map[string]string) (*server.Model, error) {
@@ -232,7 +233,7 @@ func TestLogNormalChampion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := load(map[string]string{bundleload.ExtraChampions: "success=logistic conflict=logistic buildtime=ngboost-lognormal"})
+	m, err := load(map[string]string{modelset.ExtraChampions: "success=logistic conflict=logistic buildtime=ngboost-lognormal"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestLogNormalChampion(t *testing.T) {
 	}
 
 	for _, bad := range []string{"buildtime=gbm", "buildtime"} {
-		if _, err := load(map[string]string{bundleload.ExtraChampions: bad}); err == nil {
+		if _, err := load(map[string]string{modelset.ExtraChampions: bad}); err == nil {
 			t.Errorf("champions %q: no error", bad)
 		}
 	}
@@ -270,7 +271,7 @@ func TestLogNormalChampion(t *testing.T) {
 	if err := defaultbundle.WriteDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	editManifest(t, dir, map[string]string{bundleload.ExtraChampions: "buildtime=ngboost-lognormal"})
+	editManifest(t, dir, map[string]string{modelset.ExtraChampions: "buildtime=ngboost-lognormal"})
 	db, err := registry.LoadDir(dir, training.SchemaHash())
 	if err != nil {
 		t.Fatal(err)
