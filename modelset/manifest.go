@@ -26,6 +26,17 @@ const (
 	ExtraChampions = "champions"
 )
 
+// Challenger model names, as the trainer's --challengers and predictd's
+// --challenger-models spell them (training.ChallengerGBMSuccess and
+// training.ChallengerNGBoostLogNormal have the same values).
+const (
+	// ChallengerGBMSuccess is the gradient-boosted trees of success, FileSuccessGBM.
+	ChallengerGBMSuccess = "gbm-success"
+	// ChallengerNGBoostLogNormal is the NGBoost LogNormal of build time,
+	// FileBuildTimeLogNormal.
+	ChallengerNGBoostLogNormal = "ngboost-lognormal"
+)
+
 // ModelNGBoostNormal is the name of the Normal NGBoost build-time champion in
 // ExtraChampions and in the names of served models.
 const ModelNGBoostNormal = "ngboost-normal"

@@ -123,6 +123,11 @@ type Reloader struct {
 	// OnChampion, when not nil, is called after every successful champion load (the
 	// server becomes ready).
 	OnChampion func(m *Model)
+	// ChallengerFollowsChampion makes the challenger the champion bundle's own
+	// challenger models: after every successful champion load the challenger role
+	// loads the same version (Load decides what that means, e.g.
+	// bundleload.ChallengerLoader), and challenger pointer events are ignored.
+	ChallengerFollowsChampion bool
 
 	// mu protects failed, which holds, for the champion and the challenger, whether
 	// the last load attempt failed.
@@ -168,11 +173,26 @@ func (r *Reloader) Reload(role registry.Role, version string) (err error) {
 	if role == registry.RoleChampion {
 		r.clearFallback()
 	}
-	r.log().Info("loaded bundle", "role", role.String(), "version", version, "build_time_family", m.BuildFamily.String(), "trained_at", m.Manifest.TrainedAt, "seconds", time.Since(start).Seconds())
-	if role == registry.RoleChampion && r.OnChampion != nil {
-		r.OnChampion(m)
+	r.log().Info("loaded bundle", "role", role.String(), "version", version, "build_time_family", m.BuildFamily.String(),
+		"served", fmt.Sprint(m.Served), "trained_at", m.Manifest.TrainedAt, "seconds", time.Since(start).Seconds())
+	if role == registry.RoleChampion {
+		r.championLoaded(m)
 	}
 	return nil
+}
+
+// championLoaded runs what follows a champion load: OnChampion, and the challenger
+// models of the same version when ChallengerFollowsChampion is set (a failure is logged
+// and counted by Reload, and the champion serves alone).
+func (r *Reloader) championLoaded(m *Model) {
+	if r.OnChampion != nil {
+		r.OnChampion(m)
+	}
+	if r.ChallengerFollowsChampion {
+		if err := r.Reload(registry.RoleChallenger, m.Version); err != nil {
+			r.Models.Set(registry.RoleChallenger, nil) // never models of another version
+		}
+	}
 }
 
 // Follow applies the pointer events of a registry watch until events is closed: a new
@@ -185,6 +205,8 @@ func (r *Reloader) Follow(events <-chan registry.Event) {
 	for ev := range events {
 		cur := r.Models.get(ev.Role)
 		switch {
+		case ev.Role == registry.RoleChallenger && r.ChallengerFollowsChampion:
+			// The challenger is the champion bundle's challenger models.
 		case ev.Err != nil:
 			r.log().Error("reading pointer failed, keeping the current bundle", "role", ev.Role.String(), "err", ev.Err)
 		case ev.Version == "" && ev.Role == registry.RoleChallenger:
@@ -244,9 +266,7 @@ func (r *Reloader) StartChampion(pointer string, versions []string) error {
 		r.Metrics.fallback(true)
 		r.log().Error("THE CHAMPION FAILED TO LOAD: serving an older version in its place until the pointer moves",
 			"role", registry.RoleChampion.String(), "pointer", pointer, "serving", v, "err", err)
-		if r.OnChampion != nil {
-			r.OnChampion(m)
-		}
+		r.championLoaded(m)
 		return nil
 	}
 	return err

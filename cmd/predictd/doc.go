@@ -19,4 +19,10 @@
 // and /readyz (a champion is loaded and the server is not stopping); --log-format json
 // writes JSON logs; --version prints the version. --challenger-share or --shadow with no
 // challenger loaded is logged as a warning.
+//
+// The challenger is the bundle the registry's challenger pointer names, or, with
+// --challenger-models gbm-success,ngboost-lognormal, the champion bundle's own
+// challenger models (trained by trainer train --challengers) in place of the champions
+// of their sections, reloaded with the champion; either is routed by
+// --challenger-share or runs in --shadow.
 package main

@@ -47,6 +47,8 @@ func TestParseFlags(t *testing.T) {
 		{"repo without registry", []string{"-repo", "ios"}, "--repo"},
 		{"argument", []string{"extra"}, "unexpected"},
 		{"log format", []string{"-log-format", "xml"}, "--log-format"},
+		{"challenger models", []string{"-challenger-models", "gbm-success,ngboost-lognormal", "-shadow"}, ""},
+		{"unknown challenger model", []string{"-challenger-models", "gbm"}, "challenger model"},
 		{"version skips validation", []string{"-version", "-challenger-share", "2"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -258,6 +260,35 @@ func TestRunChallengerWarning(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "level=WARN msg=\"no challenger is loaded") {
 		t.Errorf("log lacks the no-challenger warning:\n%s", logs.String())
+	}
+}
+
+// TestRunChallengerModelsMissing: --challenger-models on a bundle trained without them
+// serves the champion alone and says why.
+func TestRunChallengerModelsMissing(t *testing.T) {
+	var logs syncBuffer
+	grpcAddr, _, stop := startRunLog(t, &logs, "-challenger-models", "gbm-success", "-challenger-share", "0.5")
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	info, err := pb.NewPredictorClient(conn).GetModelInfo(ctx, &pb.GetModelInfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.GetModels()) != 1 {
+		t.Errorf("GetModelInfo lists %d models, want the champion alone", len(info.GetModels()))
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"no challenger model gbm-success", "no challenger is loaded"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -82,6 +83,10 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	models := &server.Models{}
 	healthSrv, ready := server.NewHealth()
 	reloader := &server.Reloader{Models: models, Load: bundleload.Loader(reg, repo), Metrics: metrics, Log: log, OnChampion: ready}
+	if len(cfg.challengerModels) > 0 {
+		reloader.Load = bundleload.ChallengerLoader(reg, repo, cfg.challengerModels)
+		reloader.ChallengerFollowsChampion = true
+	}
 
 	var predLog *server.RotatingLog
 	if cfg.predictionLog != "" {
@@ -192,10 +197,16 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 		}
 		return fmt.Errorf("predictd: first load of %s: %w", repo, err)
 	}
-	if v, err := reg.Challenger(repo); err == nil {
+	switch v, err := reg.Challenger(repo); {
+	case err == nil && reloader.ChallengerFollowsChampion:
+		log.Warn("ignoring the challenger pointer: --challenger-models serves the champion bundle's challenger models", "pointer", v)
+	case err == nil:
 		_ = reloader.Reload(registry.RoleChallenger, v) // a bad challenger is logged and counted; the champion serves
-	} else if !errors.Is(err, registry.ErrNoPointer) {
+	case !errors.Is(err, registry.ErrNoPointer):
 		log.Error("reading the challenger pointer failed", "err", err)
+	}
+	if models.Challenger() != nil && cfg.challengerShare == 0 && !cfg.shadow {
+		log.Warn("a challenger is loaded but serves nothing: set --challenger-share or --shadow", "challenger", models.Challenger().Version)
 	}
 	if (cfg.challengerShare > 0 || cfg.shadow) && models.Challenger() == nil {
 		log.Warn("no challenger is loaded: every request is served by the champion until the challenger pointer is set "+
@@ -212,7 +223,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	stopReload := func() { cancelWatch(); <-followDone }
 
 	log.Info("serving", "listen", lis.Addr().String(), "repo", repo, "metrics", metricsAddr,
-		"challenger_share", cfg.challengerShare, "shadow", cfg.shadow, "reflection", cfg.reflection, "tls", cfg.tlsCert != "")
+		"challenger_share", cfg.challengerShare, "shadow", cfg.shadow, "challenger_models", strings.Join(cfg.challengerModels, ","), "reflection", cfg.reflection, "tls", cfg.tlsCert != "")
 	if cfg.exampleOut != nil {
 		// Printed as is, not through the logger, so that it can be pasted into a shell.
 		fmt.Fprintf(cfg.exampleOut, "example request:\n  %s\n", exampleRequest(lis.Addr().String(), cfg))

@@ -2,7 +2,9 @@ package bundleload
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sqpredict/sqpredict/modelset"
@@ -34,6 +36,57 @@ func Loader(reg *registry.Registry, repo string) server.LoadFunc {
 // manifest's modelset.ExtraConflictPrior; a bundle without a success or build-time
 // model cannot be served.
 func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
+	return fromBundle(b, role, nil)
+}
+
+// FromBundleChallengers is FromBundle with the bundle's own challenger models named in
+// challengers (ParseChallengerModels) serving their sections in place of the champions:
+// modelset.ChallengerGBMSuccess the success section, modelset.ChallengerNGBoostLogNormal
+// the build-time section (LogNormal). The other sections are served as by FromBundle. A
+// bundle trained without a named challenger is refused, naming it.
+func FromBundleChallengers(b *registry.Bundle, role registry.Role, challengers []string) (*server.Model, error) {
+	return fromBundle(b, role, challengers)
+}
+
+// ChallengerLoader returns a server.LoadFunc like Loader's, except that the challenger
+// role loads the version's own challenger models named in challengers
+// (FromBundleChallengers): with server.Reloader.ChallengerFollowsChampion, the champion
+// bundle's challenger models are served, routed or in shadow, beside its champions.
+func ChallengerLoader(reg *registry.Registry, repo string, challengers []string) server.LoadFunc {
+	return func(role registry.Role, version string) (*server.Model, error) {
+		b, err := reg.Load(repo, version, modelset.SchemaHash())
+		if err != nil {
+			return nil, err
+		}
+		if role == registry.RoleChallenger {
+			return FromBundleChallengers(b, role, challengers)
+		}
+		return FromBundle(b, role)
+	}
+}
+
+// ParseChallengerModels splits a comma-separated list of challenger model names
+// (modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostLogNormal), as predictd's
+// --challenger-models gives it, dropping repeats. An unknown name is an error naming it.
+func ParseChallengerModels(s string) ([]string, error) {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		switch f {
+		case "":
+			continue
+		case modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostLogNormal:
+		default:
+			return nil, fmt.Errorf("bundleload: challenger model %q is not %s or %s", f, modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostLogNormal)
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func fromBundle(b *registry.Bundle, role registry.Role, challengers []string) (*server.Model, error) {
 	ms, err := modelset.LoadPartialModels(b)
 	if err != nil {
 		return nil, err
@@ -86,6 +139,24 @@ func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
 		case "buildtime":
 			// Both build-time baselines predict a LogNormal (modelset.Baseline.LogNormal).
 			buildTime, family = bl, scoring.BuildLogNormal
+		}
+	}
+	for _, c := range challengers {
+		switch c {
+		case modelset.ChallengerGBMSuccess:
+			if ms.SuccessGBM == nil {
+				return nil, fmt.Errorf("bundleload: %s: %w: no challenger model %s (%s; train with --challengers %s)",
+					b.Dir, scoring.ErrNoModel, c, modelset.FileSuccessGBM, c)
+			}
+			success, names["success"] = ms.SuccessGBM, modelset.ModelGBM
+		case modelset.ChallengerNGBoostLogNormal:
+			if ms.BuildTimeLogNormal == nil {
+				return nil, fmt.Errorf("bundleload: %s: %w: no challenger model %s (%s; train with --challengers %s)",
+					b.Dir, scoring.ErrNoModel, c, modelset.FileBuildTimeLogNormal, c)
+			}
+			buildTime, names["buildtime"], family = ms.BuildTimeLogNormal, modelset.ModelNGBoostLogNormal, scoring.BuildLogNormal
+		default:
+			return nil, fmt.Errorf("bundleload: unknown challenger model %q", c)
 		}
 	}
 	var sc *scoring.Scorer
