@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -309,6 +310,8 @@ type speculationInput struct {
 	// needSucc, needTime and needConf list the changes whose P-succ or build time, and
 	// the conflicts whose P-conf, the caller left out.
 	needSucc, needTime, needConf []int
+	// index maps change ids to changes.
+	index map[string]int
 }
 
 // speculationFromProto validates a ScoreSpeculationRequest. The builds, policy and
@@ -396,28 +399,31 @@ func speculationFromProto(req *pb.ScoreSpeculationRequest, repo string, maxBatch
 	if err := v.err(); err != nil {
 		return nil, err
 	}
-	in.fillSpeculation(req.GetBuilds(), index)
+	in.index = index
 	return in, nil
 }
 
 // fillSpeculation computes the speculation counts the caller left out of the rows the
 // models will score (queueSpeculation): a success row gets the change's state at
 // submission from the changes ahead of it; a build-time row gets the same queue counts,
-// with succeeded and failed counting the change's finished builds in builds (index maps
-// change ids to changes). Counts the caller set win.
-func (in *speculationInput) fillSpeculation(builds []*pb.StartedBuild, index map[string]int) {
+// with succeeded and failed counting the change's finished builds in builds. Counts the
+// caller set win. It returns ctx's error when ctx is done first.
+func (in *speculationInput) fillSpeculation(ctx context.Context, builds []*pb.StartedBuild) error {
 	need := slices.Concat(in.needSucc, in.needTime)
 	if len(need) == 0 {
-		return
+		return nil
 	}
 	slices.Sort(need)
 	need = slices.Compact(need)
-	computed := queueSpeculation(in.changes, need)
+	computed, err := queueSpeculation(ctx, in.changes, need)
+	if err != nil {
+		return err
+	}
 	var succeeded, failed map[int]float64
 	if len(in.needTime) > 0 {
 		succeeded, failed = map[int]float64{}, map[int]float64{}
 		for _, b := range builds {
-			j, ok := index[b.GetChangeId()]
+			j, ok := in.index[b.GetChangeId()]
 			if !ok {
 				continue // refused later by SpeculationFromProto, naming the build
 			}
@@ -437,6 +443,7 @@ func (in *speculationInput) fillSpeculation(builds []*pb.StartedBuild, index map
 		b.Succeeded, b.Failed = succeeded[i], failed[i]
 		fillSpeculation(&in.buildSpecs[i], b)
 	}
+	return nil
 }
 
 // ChangeToProto returns the request form of the attributes of c, the inverse of the

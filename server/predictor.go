@@ -400,6 +400,9 @@ func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 	if err != nil {
 		return nil, err
 	}
+	if err := in.fillSpeculation(ctx, req.GetBuilds()); err != nil {
+		return nil, err
+	}
 	qc, qe := req.GetChanges(), req.GetConflicts()
 	sreq := &pb.SpeculationRequest{
 		Changes:              make([]*pb.PendingChange, len(qc)),

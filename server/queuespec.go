@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"math"
 	"slices"
 
@@ -16,34 +17,52 @@ import (
 // (revision_submissions 1) and NaN otherwise. The result is indexed like changes; the
 // entries of changes not in want are zero.
 //
-// It gives SubmissionSpeculation's values (tested against it) without its quadratic
-// loop over every pair: an inverted index maps each target to the changes ahead that
-// affect it, so the cost is the number of (target, change ahead) matches.
-func queueSpeculation(changes []datasets.Change, want []int) []features.Speculation {
+// It gives SubmissionSpeculation's values (tested against it) without its loop over
+// every pair and overlap test: an inverted index maps each target to the changes ahead
+// that affect it, so the cost is the number of (target, change ahead) matches. A queue
+// where every change shares a target costs O(n²) cheap steps
+// (BenchmarkQueueSpeculation).
+//
+// It checks ctx every queueCheckEvery changes and returns its error once it is done.
+func queueSpeculation(ctx context.Context, changes []datasets.Change, want []int) ([]features.Speculation, error) {
 	out := make([]features.Speculation, len(changes))
 	if len(want) == 0 {
-		return out
+		return out, nil
 	}
 	wanted := make([]bool, len(changes))
 	for _, i := range want {
 		wanted[i] = true
 	}
 	last := slices.Max(want)
-	// posting maps a target to the changes ahead (in index order) that affect it;
-	// unknown lists the changes ahead whose affected targets are unknown.
-	posting := map[string][]int{}
-	var unknown []int
-	// lines[k] is the lines added plus removed of changes[k]; linesAll[k] is their sum
-	// over changes[:k], in order (NaN once any is unknown).
+	// lines[k] is the lines added plus removed of changes[k]. When every one is a whole
+	// number (or NaN) well below 2^53, sums are exact in any order; otherwise the lines
+	// of a path are added in queue order, as SubmissionSpeculation adds them.
 	lines := make([]float64, last+1)
-	linesAll := make([]float64, last+2)
+	exact := true
+	for k := range lines {
+		x := changes[k].LinesAdded + changes[k].LinesRemoved
+		lines[k] = x
+		if !math.IsNaN(x) && !(x == math.Trunc(x) && math.Abs(x) < 1<<40) {
+			exact = false
+		}
+	}
+	// posting maps a target to the changes ahead (in index order) that affect it;
+	// unknown counts the changes ahead whose affected targets are unknown and
+	// unknownLines sums their lines (in queue order); linesAll sums every change
+	// ahead's lines in queue order.
+	posting := map[string][]int32{}
+	var unknown []int32
+	var unknownLines, linesAll float64
 	// stamp[k] == i+1 marks change k as overlapping change i.
-	stamp := make([]int, last+1)
-	var hit []int
+	stamp := make([]int32, last+1)
+	var hit []int32
 	for i := 0; i <= last; i++ {
+		if i%queueCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		c := &changes[i]
-		lines[i] = c.LinesAdded + c.LinesRemoved
-		linesAll[i+1] = linesAll[i] + lines[i]
 		if wanted[i] {
 			s := features.Speculation{
 				Height: float64(i), QueueAhead: float64(i),
@@ -55,42 +74,54 @@ func queueSpeculation(changes []datasets.Change, want []int) []features.Speculat
 			if c.AffectedTargets == nil {
 				s.ConflictsCount = math.NaN()
 				s.PathChanges = float64(i)
-				s.PathLinesChanged = linesAll[i]
+				s.PathLinesChanged = linesAll
 			} else {
+				mark := int32(i + 1)
 				hit = hit[:0]
+				var sum float64
 				for _, t := range c.AffectedTargets {
 					for _, k := range posting[t] {
-						if stamp[k] != i+1 {
-							stamp[k] = i + 1
+						if stamp[k] != mark {
+							stamp[k] = mark
 							hit = append(hit, k)
+							sum += lines[k]
 						}
 					}
 				}
 				s.ConflictsCount = float64(len(hit))
-				// The changes that may conflict, summed in queue order as
-				// SubmissionSpeculation sums them.
-				hit = append(hit, unknown...)
-				slices.Sort(hit)
-				s.PathChanges = float64(len(hit))
-				for _, k := range hit {
-					s.PathLinesChanged += lines[k]
+				s.PathChanges = float64(len(hit) + len(unknown))
+				if exact {
+					s.PathLinesChanged = sum + unknownLines
+				} else {
+					hit = append(hit, unknown...)
+					slices.Sort(hit)
+					for _, k := range hit {
+						s.PathLinesChanged += lines[k]
+					}
 				}
 			}
 			out[i] = s
 		}
+		linesAll += lines[i]
 		if c.AffectedTargets == nil {
-			unknown = append(unknown, i)
+			unknown = append(unknown, int32(i))
+			unknownLines += lines[i]
 			continue
 		}
 		for _, t := range c.AffectedTargets {
 			// Postings grow in index order, so a name listed twice adds i once.
-			if p := posting[t]; len(p) == 0 || p[len(p)-1] != i {
-				posting[t] = append(p, i)
+			if p := posting[t]; len(p) == 0 || p[len(p)-1] != int32(i) {
+				posting[t] = append(p, int32(i))
 			}
 		}
 	}
-	return out
+	return out, nil
 }
+
+// queueCheckEvery is how many changes queueSpeculation handles between checks of its
+// context: a change costs at most one step per change ahead, so 256 of 10,000 (the
+// default --max-batch) take well under a millisecond.
+const queueCheckEvery = 256
 
 // fillSpeculation sets every NaN (unknown) field of s to the field of computed: the
 // fields a caller sets win.

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -19,13 +21,21 @@ import (
 // targets and unknown line counts. Issue 15 item 6.
 func TestQueueSpeculation(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 1))
-	for trial := range 50 {
+	for trial := range 60 {
+		// Trials 0-39 are small queues with whole line counts; 40-49 have fractional
+		// ones (summed in queue order); 50-59 are long queues with a hot target.
 		n := 1 + rnd.IntN(40)
+		if trial >= 50 {
+			n = 100 + rnd.IntN(200)
+		}
 		changes := make([]datasets.Change, n)
 		for i := range changes {
 			c := &changes[i]
 			c.ChangeID = fmt.Sprint("C", i)
 			c.LinesAdded, c.LinesRemoved = float64(rnd.IntN(300)), float64(rnd.IntN(50))
+			if trial >= 40 && trial < 50 || trial >= 55 {
+				c.LinesAdded = rnd.Float64() * 300
+			}
 			if rnd.IntN(15) == 0 {
 				c.LinesRemoved = math.NaN()
 			}
@@ -38,6 +48,9 @@ func TestQueueSpeculation(t *testing.T) {
 				for range 1 + rnd.IntN(4) {
 					c.AffectedTargets = append(c.AffectedTargets, fmt.Sprint("//t", rnd.IntN(12)))
 				}
+				if trial >= 50 && rnd.IntN(4) > 0 {
+					c.AffectedTargets = append(c.AffectedTargets, "//hot")
+				}
 			}
 		}
 		var want []int
@@ -46,7 +59,10 @@ func TestQueueSpeculation(t *testing.T) {
 				want = append(want, i)
 			}
 		}
-		got := queueSpeculation(changes, want)
+		got, err := queueSpeculation(context.Background(), changes, want)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, i := range want {
 			ahead := make([]*datasets.Change, i)
 			for k := range ahead {
@@ -92,6 +108,9 @@ func TestSpeculationCountsWin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := in.fillSpeculation(context.Background(), req.GetBuilds()); err != nil {
+		t.Fatal(err)
+	}
 	s, b := in.specs[1], in.buildSpecs[1]
 	wantS := features.Speculation{Succeeded: 0, Failed: 0, Height: 1, ConflictsCount: 1, QueueAhead: 7, PathChanges: 1, PathLinesChanged: 10}
 	wantB := features.Speculation{Succeeded: 0, Failed: 1, Height: 1, ConflictsCount: 1, QueueAhead: 7, PathChanges: 1, PathLinesChanged: 10}
@@ -104,5 +123,34 @@ func TestSpeculationCountsWin(t *testing.T) {
 	// a's revision_submissions is unknown: its earlier attempts stay unknown.
 	if s := in.specs[0]; s.QueueAhead != 0 || s.ConflictsCount != 0 || !math.IsNaN(s.Succeeded) || !math.IsNaN(s.Failed) {
 		t.Errorf("success speculation of a = %+v, want nothing ahead and unknown revision counts", s)
+	}
+}
+
+// BenchmarkQueueSpeculation computes the counts of a 10,000-change queue (the default
+// --max-batch) in which every change affects one hot target: the worst case.
+func BenchmarkQueueSpeculation(b *testing.B) {
+	const n = 10000
+	changes := make([]datasets.Change, n)
+	want := make([]int, n)
+	for i := range changes {
+		changes[i] = datasets.Change{LinesAdded: float64(i % 300), LinesRemoved: 1, RevisionSubmissions: 1,
+			AffectedTargets: []string{"//hot", fmt.Sprint("//t", i%50)}}
+		want[i] = i
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := queueSpeculation(context.Background(), changes, want); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestQueueSpeculationContext: a done context stops the computation with its error.
+func TestQueueSpeculationContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	changes := make([]datasets.Change, 3)
+	if _, err := queueSpeculation(ctx, changes, []int{0, 1, 2}); !errors.Is(err, context.Canceled) {
+		t.Errorf("queueSpeculation(cancelled) = %v, want context.Canceled", err)
 	}
 }
