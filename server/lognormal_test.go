@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"math"
 	"os"
@@ -166,5 +167,64 @@ func TestLogNormalBundle(t *testing.T) {
 	}
 	if !proto.Equal(resp.GetPlan(), normal) {
 		t.Errorf("ScoreSpeculation plan with build_time_family NORMAL:\n%v\nwant the library's Phi(Z) plan:\n%v", resp.GetPlan(), normal)
+	}
+}
+
+// TestMixedFamilies routes half the changes to a LogNormal challenger beside a Normal
+// champion: each change gets the family of the bundle that serves it, and the plan is
+// the library's with those families.
+func TestMixedFamilies(t *testing.T) {
+	e := newTestEnv(t, server.Config{ChallengerShare: 0.5}, true)
+	ctx := testCtx(t)
+	v := publishVariant(t, e, map[string]string{training.ExtraServedBaselines: "buildtime=" + training.BaselineRepoLogNormal})
+	if err := e.reloader.Reload(registry.RoleChallenger, v); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	req := &pb.ScoreSpeculationRequest{Policy: pb.SpeculationPolicy_SPECULATION_POLICY_EXPECTED, Capacity: 8}
+	lib := &pb.SpeculationRequest{Policy: req.Policy, Capacity: req.Capacity}
+	var sawLN, sawN bool
+	for i := range 8 {
+		id := fmt.Sprintf("C%d", i)
+		at := timestamppb.New(t0.Add(time.Duration(60*i) * time.Second))
+		mean, sd := 300+100*float64(i%3), 150+50*float64(i%2)
+		req.Changes = append(req.Changes, &pb.QueueChange{Change: &pb.Change{ChangeId: id}, ArrivedAt: at, PSucc: proto.Float64(0.85),
+			BuildTimeMeanSeconds: proto.Float64(mean), BuildTimeStddevSeconds: proto.Float64(sd)})
+		fam := pb.BuildTimeFamily_BUILD_TIME_FAMILY_NORMAL
+		if server.RouteChallenger(id, 0.5) {
+			fam, sawLN = pb.BuildTimeFamily_BUILD_TIME_FAMILY_LOG_NORMAL, true
+		} else {
+			sawN = true
+		}
+		lib.Changes = append(lib.Changes, &pb.PendingChange{ChangeId: id, ArrivedAt: at, PSucc: 0.85,
+			BuildTimeMeanSeconds: mean, BuildTimeStddevSeconds: sd, BuildTimeFamily: fam})
+		if i > 0 {
+			prev := fmt.Sprintf("C%d", i-1)
+			req.Conflicts = append(req.Conflicts, &pb.QueueConflict{AheadChangeId: prev, BehindChangeId: id, PConf: proto.Float64(0.2)})
+			lib.Conflicts = append(lib.Conflicts, &pb.ConflictEdge{AheadChangeId: prev, BehindChangeId: id, PConf: 0.2})
+		}
+	}
+	if !sawLN || !sawN {
+		t.Fatalf("the ids do not split between the bundles (challenger %v, champion %v)", sawLN, sawN)
+	}
+	resp, err := e.client.ScoreSpeculation(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range resp.GetChanges() {
+		if want := lib.Changes[i].GetBuildTimeFamily(); c.GetBuildTimeFamily() != want {
+			t.Errorf("changes[%d] (%s): build_time_family %v, want %v", i, c.GetChangeId(), c.GetBuildTimeFamily(), want)
+		}
+	}
+	q, cfg, err := server.SpeculationFromProto(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := scoring.Speculate(q, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := server.SpeculationToProto(lib, plan); !proto.Equal(resp.GetPlan(), want) {
+		t.Errorf("plan:\n%v\nwant the library's with per-change families:\n%v", resp.GetPlan(), want)
 	}
 }
