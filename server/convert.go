@@ -1,8 +1,10 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -308,6 +310,8 @@ type speculationInput struct {
 	// needSucc, needTime and needConf list the changes whose P-succ or build time, and
 	// the conflicts whose P-conf, the caller left out.
 	needSucc, needTime, needConf []int
+	// index maps change ids to changes.
+	index map[string]int
 }
 
 // speculationFromProto validates a ScoreSpeculationRequest. The builds, policy and
@@ -345,6 +349,10 @@ func speculationFromProto(req *pb.ScoreSpeculationRequest, repo string, maxBatch
 		in.changes[i] = changeFromProto(q.GetChange(), repo, at("changes", i, "change"), &v)
 		in.specs[i] = specFromProto(q.GetSpeculation(), at("changes", i, "speculation"), &v)
 		in.buildSpecs[i] = in.specs[i]
+		// Without build_speculation the build shares the change's queue counts, but not
+		// succeeded and failed, which count the revision's attempts for a success row
+		// and the change's own builds for a build-time row.
+		in.buildSpecs[i].Succeeded, in.buildSpecs[i].Failed = math.NaN(), math.NaN()
 		if bs := q.GetBuildSpeculation(); bs != nil {
 			in.buildSpecs[i] = specFromProto(bs, at("changes", i, "build_speculation"), &v)
 		}
@@ -368,6 +376,9 @@ func speculationFromProto(req *pb.ScoreSpeculationRequest, repo string, maxBatch
 		if q.BuildTimeStddevSeconds != nil {
 			count(q.BuildTimeStddevSeconds, f, "build_time_stddev_seconds", &v)
 		}
+		if _, err := FamilyFromProto(q.GetBuildTimeFamily(), scoring.BuildNormal); err != nil {
+			v.add(f.field("build_time_family"), "%v", err)
+		}
 	}
 	in.ahead = make([]int, len(req.GetConflicts()))
 	in.behind = make([]int, len(req.GetConflicts()))
@@ -388,7 +399,51 @@ func speculationFromProto(req *pb.ScoreSpeculationRequest, repo string, maxBatch
 	if err := v.err(); err != nil {
 		return nil, err
 	}
+	in.index = index
 	return in, nil
+}
+
+// fillSpeculation computes the speculation counts the caller left out of the rows the
+// models will score (queueSpeculation): a success row gets the change's state at
+// submission from the changes ahead of it; a build-time row gets the same queue counts,
+// with succeeded and failed counting the change's finished builds in builds. Counts the
+// caller set win. It returns ctx's error when ctx is done first.
+func (in *speculationInput) fillSpeculation(ctx context.Context, builds []*pb.StartedBuild) error {
+	need := slices.Concat(in.needSucc, in.needTime)
+	if len(need) == 0 {
+		return nil
+	}
+	slices.Sort(need)
+	need = slices.Compact(need)
+	computed, err := queueSpeculation(ctx, in.changes, need)
+	if err != nil {
+		return err
+	}
+	var succeeded, failed map[int]float64
+	if len(in.needTime) > 0 {
+		succeeded, failed = map[int]float64{}, map[int]float64{}
+		for _, b := range builds {
+			j, ok := in.index[b.GetChangeId()]
+			if !ok {
+				continue // refused later by SpeculationFromProto, naming the build
+			}
+			switch b.GetStatus() {
+			case pb.BuildStatus_BUILD_STATUS_SUCCEEDED:
+				succeeded[j]++
+			case pb.BuildStatus_BUILD_STATUS_FAILED:
+				failed[j]++
+			}
+		}
+	}
+	for _, i := range in.needSucc {
+		fillSpeculation(&in.specs[i], computed[i])
+	}
+	for _, i := range in.needTime {
+		b := computed[i]
+		b.Succeeded, b.Failed = succeeded[i], failed[i]
+		fillSpeculation(&in.buildSpecs[i], b)
+	}
+	return nil
 }
 
 // ChangeToProto returns the request form of the attributes of c, the inverse of the

@@ -28,8 +28,30 @@
 // reads them once, so a reload never changes the models of a request in flight.
 // Reloader.Reload loads a version through a LoadFunc (which verifies checksums, the
 // feature schema and every model), swaps it in on success and keeps the current model
-// on failure; Reloader.Follow applies the events of registry.Watch. NewHealth reports
-// NOT_SERVING until the first champion is loaded.
+// on failure; Reloader.Follow applies the events of registry.Watch, and sets the
+// reload-success metric back to 1 when a pointer rolls back to the served version.
+// Reloader.StartChampion loads the champion at start and, when the pointer's version
+// fails, serves the newest older version that loads (Models.ChampionFallback).
+// With Reloader.ChallengerFollowsChampion the challenger is the champion bundle's own
+// challenger models. NewHealth reports NOT_SERVING until the first champion is loaded;
+// HandleHTTPHealth serves /healthz and /readyz; Tracker counts requests for the
+// shutdown summary.
+//
+// # Build-time families and speculation counts
+//
+// Model.BuildFamily is the family of a bundle's served build-time model. Build-time
+// predictions carry it, and ScoreSpeculation gives each change the family of the model
+// serving it (unless the request states one), so that bypass and BLRD use Phi(Z) only
+// between Normal build times and scoring's log-normal finish order otherwise.
+// ScoreSpeculation also computes the speculation counts a caller leaves out from the
+// queue it holds (features.SubmissionSpeculation over the changes ahead); counts the
+// caller sets win.
+//
+// # Model faults
+//
+// An output no caller may receive (NaN, infinite, a probability outside [0, 1], a
+// negative mean or standard deviation, a non-positive LogNormal mean) fails the request
+// with Internal: a *ModelFaultError, logged with the model's version and counted.
 //
 // With a challenger loaded, RouteChallenger sends a change to it when
 // FNV-1a-64(change id), finalised with MurmurHash3's fmix64, divided by 2^64, is below

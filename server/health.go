@@ -1,6 +1,9 @@
 package server
 
 import (
+	"io"
+	"net/http"
+
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -19,4 +22,24 @@ func NewHealth() (*health.Server, func(*Model)) {
 	}
 	set(healthpb.HealthCheckResponse_NOT_SERVING)
 	return h, func(*Model) { set(healthpb.HealthCheckResponse_SERVING) }
+}
+
+// HandleHTTPHealth registers the HTTP probes of an orchestrator on mux: /healthz answers
+// 200 "ok" whenever the process answers HTTP at all (liveness), and /readyz answers 200
+// "ready" when ready() reports true and 503 with "not ready" otherwise (readiness: a
+// champion is loaded and the server is not shutting down), like the gRPC health service.
+func HandleHTTPHealth(mux *http.ServeMux, ready func() bool) {
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !ready() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "not ready\n")
+			return
+		}
+		io.WriteString(w, "ready\n")
+	})
 }

@@ -203,3 +203,39 @@ func counter(t *testing.T, e *testEnv, name string) float64 {
 	}
 	return sum
 }
+
+// TestBuildTimeFaultByFamily: a mean duration of 0 is a valid Normal prediction but a
+// fault of a LogNormal model (whose mean is positive), and a negative mean is a fault of
+// both; each fault fails the request with INTERNAL instead of blaming the caller.
+func TestBuildTimeFaultByFamily(t *testing.T) {
+	e := newTestEnv(t, server.Config{}, true)
+	ctx := testCtx(t)
+	good := e.models.Champion()
+	for _, tc := range []struct {
+		fam  scoring.BuildFamily
+		val  float64
+		want codes.Code
+	}{
+		{scoring.BuildNormal, 0, codes.OK},
+		{scoring.BuildNormal, -1, codes.Internal},
+		{scoring.BuildLogNormal, 0, codes.Internal},
+		{scoring.BuildLogNormal, 3, codes.OK},
+	} {
+		sc, err := scoring.NewScorer(constModel{width: 1, nf: features.NSuccess, val: 0.5}, constModel{width: 1, nf: features.NConflict, val: 0.1},
+			constModel{width: 2, nf: features.NBuildTime, val: tc.val}, noDevs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.models.Set(registry.RoleChampion, &server.Model{Role: registry.RoleChampion, Version: "v", Manifest: good.Manifest, Scorer: sc, BuildFamily: tc.fam})
+		ch := &pb.Change{ChangeId: "C1"}
+		_, err = e.client.PredictBuildTime(ctx, &pb.PredictBuildTimeRequest{Changes: []*pb.Change{ch}, Builds: []*pb.BuildQuery{{ChangeId: "C1"}}})
+		if status.Code(err) != tc.want {
+			t.Errorf("PredictBuildTime with a %v model predicting %v: %v, want %v", tc.fam, tc.val, err, tc.want)
+		}
+		_, err = e.client.ScoreSpeculation(ctx, &pb.ScoreSpeculationRequest{Capacity: 1,
+			Changes: []*pb.QueueChange{{Change: ch, PSucc: proto.Float64(0.5)}}})
+		if status.Code(err) != tc.want {
+			t.Errorf("ScoreSpeculation with a %v model predicting %v: %v, want %v", tc.fam, tc.val, err, tc.want)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func UnaryInterceptor(log *slog.Logger, m *Metrics) grpc.UnaryServerInterceptor 
 			code := status.Code(err)
 			m.request(method, code, time.Since(start))
 			if code != codes.OK {
-				log.Debug("request failed", "method", method, "code", code, "err", err)
+				log.Debug("request failed", "method", method, "code", code.String(), "err", err)
 			}
 		}()
 		if err := ctx.Err(); err != nil {

@@ -19,6 +19,7 @@ type Metrics struct {
 	reloadTime     *prometheus.GaugeVec
 	reloadDuration *prometheus.HistogramVec
 	modelFaults    *prometheus.CounterVec
+	fallbackGauge  prometheus.Gauge
 }
 
 // NewMetrics creates the server's metrics and registers them on reg:
@@ -30,6 +31,7 @@ type Metrics struct {
 //	predictd_model_last_reload_success_timestamp_seconds{role}    time of the last good load
 //	predictd_model_reload_duration_seconds{role}                  time to load and verify a bundle
 //	predictd_model_faults_total{kind,role}                        invalid model outputs (request failed INTERNAL)
+//	predictd_model_champion_fallback                              1 while an older version serves in place of the champion pointer's
 //
 // It panics if a metric is already registered on reg, as prometheus.MustRegister does.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -65,8 +67,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "predictd_model_faults_total",
 			Help: "Model outputs that were NaN, infinite or out of range, by kind and role; each failed its request with INTERNAL.",
 		}, []string{"kind", "role"}),
+		fallbackGauge: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "predictd_model_champion_fallback",
+			Help: "1 while the champion served is an older version loaded at start because the champion pointer's version failed to load, 0 otherwise.",
+		}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.predictions, m.reloadOK, m.reloadTime, m.reloadDuration, m.modelFaults)
+	reg.MustRegister(m.requests, m.latency, m.predictions, m.reloadOK, m.reloadTime, m.reloadDuration, m.modelFaults, m.fallbackGauge)
 	return m
 }
 
@@ -101,6 +107,27 @@ func (m *Metrics) reloaded(role registry.Role, err error, start, end time.Time) 
 	}
 	m.reloadOK.WithLabelValues(r).Set(1)
 	m.reloadTime.WithLabelValues(r).Set(float64(end.UnixNano()) / 1e9)
+}
+
+// restored records that role's pointer names the bundle being served again after a
+// failed load: the last reload counts as successful (the success time is unchanged).
+func (m *Metrics) restored(role registry.Role) {
+	if m == nil {
+		return
+	}
+	m.reloadOK.WithLabelValues(role.String()).Set(1)
+}
+
+// fallback records whether an older version serves in place of the champion pointer's.
+func (m *Metrics) fallback(on bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if on {
+		v = 1
+	}
+	m.fallbackGauge.Set(v)
 }
 
 // modelFault records one invalid model output.

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/sqpredict/sqpredict/scoring"
 )
 
 // ErrModelFault is a model that produced an output no caller may receive: a NaN or
-// infinite value, a probability outside [0, 1] or a negative standard deviation. It is
+// infinite value, a probability outside [0, 1], a negative mean duration (zero too for
+// a LogNormal, whose mean is positive) or a negative standard deviation. It is
 // the server's fault, never the caller's: the request fails with INTERNAL, the fault is
 // logged with the model's version and counted in predictd_model_faults_total.
 var ErrModelFault = errors.New("server: model fault")
@@ -39,7 +42,11 @@ func checkOutputs(kind string, by []*Model, out []float64, width int) error {
 			var name string
 			switch {
 			case kind == kindBuildTime && w == 0:
-				bad, name = math.IsNaN(x) || math.IsInf(x, 0), "mean_seconds"
+				ok := x >= 0 && !math.IsInf(x, 1)
+				if m.BuildFamily == scoring.BuildLogNormal {
+					ok = x > 0 && !math.IsInf(x, 1)
+				}
+				bad, name = !ok, "mean_seconds"
 			case kind == kindBuildTime:
 				bad, name = !(x >= 0) || math.IsInf(x, 0), "stddev_seconds"
 			case kind == kindSuccess:

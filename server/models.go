@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +22,12 @@ type Model struct {
 	Manifest registry.Manifest
 	// Scorer predicts with the bundle's models.
 	Scorer *scoring.Scorer
+	// BuildFamily is the family of the bundle's served build-time model: the shape the
+	// speculation math gives the build times it predicts (Phi(Z) only for BuildNormal).
+	BuildFamily scoring.BuildFamily
+	// Served names the model serving each section ("success", "conflict",
+	// "buildtime"), as GetModelInfo reports it; nil when unknown.
+	Served map[string]string
 	// LoadedAt is when the server loaded the bundle.
 	LoadedAt time.Time
 }
@@ -30,6 +37,19 @@ type Model struct {
 // reload never changes the models of a request in flight. Safe for concurrent use.
 type Models struct {
 	champion, challenger atomic.Pointer[Model]
+	// pointer is the version the champion pointer names while the champion served is
+	// an older version loaded in its place (Reloader.StartChampion); nil otherwise.
+	pointer atomic.Pointer[string]
+}
+
+// ChampionFallback returns the version the champion pointer names and true when the
+// champion being served is an older version loaded in its place, because the pointer's
+// version failed to load at start; "" and false otherwise.
+func (m *Models) ChampionFallback() (pointer string, ok bool) {
+	if p := m.pointer.Load(); p != nil {
+		return *p, true
+	}
+	return "", false
 }
 
 // Champion returns the champion, or nil before the first load.
@@ -103,6 +123,29 @@ type Reloader struct {
 	// OnChampion, when not nil, is called after every successful champion load (the
 	// server becomes ready).
 	OnChampion func(m *Model)
+	// ChallengerFollowsChampion makes the challenger the champion bundle's own
+	// challenger models: after every successful champion load the challenger role
+	// loads the same version (Load decides what that means, e.g.
+	// bundleload.ChallengerLoader), and challenger pointer events are ignored.
+	ChallengerFollowsChampion bool
+
+	// mu protects failed, which holds, for the champion and the challenger, whether
+	// the last load attempt failed.
+	mu     sync.Mutex
+	failed [2]bool
+}
+
+// setFailed records the result of a load attempt for role and returns whether the
+// previous one failed.
+func (r *Reloader) setFailed(role registry.Role, failed bool) (was bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := 0
+	if role == registry.RoleChallenger {
+		i = 1
+	}
+	was, r.failed[i] = r.failed[i], failed
+	return was
 }
 
 // Reload loads version for role and swaps it in. On failure the model being served is
@@ -113,8 +156,9 @@ func (r *Reloader) Reload(role registry.Role, version string) (err error) {
 	defer func() {
 		end := time.Now()
 		r.Metrics.reloaded(role, err, start, end)
+		r.setFailed(role, err != nil)
 		if err != nil {
-			r.log().Error("bundle load failed, keeping the current one", "role", role, "version", version, "err", err)
+			r.log().Error("bundle load failed, keeping the current one", "role", role.String(), "version", version, "err", err)
 		}
 	}()
 	m, err := r.Load(role, version)
@@ -126,23 +170,45 @@ func (r *Reloader) Reload(role registry.Role, version string) (err error) {
 		m.LoadedAt = time.Now()
 	}
 	r.Models.Set(role, m)
-	r.log().Info("loaded bundle", "role", role, "version", version, "trained_at", m.Manifest.TrainedAt, "seconds", time.Since(start).Seconds())
-	if role == registry.RoleChampion && r.OnChampion != nil {
-		r.OnChampion(m)
+	if role == registry.RoleChampion {
+		r.clearFallback()
+	}
+	r.log().Info("loaded bundle", "role", role.String(), "version", version, "build_time_family", m.BuildFamily.String(),
+		"served", fmt.Sprint(m.Served), "trained_at", m.Manifest.TrainedAt, "seconds", time.Since(start).Seconds())
+	if role == registry.RoleChampion {
+		r.championLoaded(m)
 	}
 	return nil
+}
+
+// championLoaded runs what follows a champion load: OnChampion, and the challenger
+// models of the same version when ChallengerFollowsChampion is set (a failure is logged
+// and counted by Reload, and the champion serves alone).
+func (r *Reloader) championLoaded(m *Model) {
+	if r.OnChampion != nil {
+		r.OnChampion(m)
+	}
+	if r.ChallengerFollowsChampion {
+		if err := r.Reload(registry.RoleChallenger, m.Version); err != nil {
+			r.Models.Set(registry.RoleChallenger, nil) // never models of another version
+		}
+	}
 }
 
 // Follow applies the pointer events of a registry watch until events is closed: a new
 // version is loaded (Reload), a cleared challenger pointer unloads the challenger, and a
 // cleared champion pointer or a pointer read error is logged while the champion keeps
-// serving. An event naming the version already served is ignored.
+// serving. An event naming the version already served loads nothing; after a failed
+// load (the pointer rolled back to the served version) it sets the reload-success
+// metric back to 1.
 func (r *Reloader) Follow(events <-chan registry.Event) {
 	for ev := range events {
 		cur := r.Models.get(ev.Role)
 		switch {
+		case ev.Role == registry.RoleChallenger && r.ChallengerFollowsChampion:
+			// The challenger is the champion bundle's challenger models.
 		case ev.Err != nil:
-			r.log().Error("reading pointer failed, keeping the current bundle", "role", ev.Role, "err", ev.Err)
+			r.log().Error("reading pointer failed, keeping the current bundle", "role", ev.Role.String(), "err", ev.Err)
 		case ev.Version == "" && ev.Role == registry.RoleChallenger:
 			if cur != nil {
 				r.Models.Set(registry.RoleChallenger, nil)
@@ -151,9 +217,66 @@ func (r *Reloader) Follow(events <-chan registry.Event) {
 		case ev.Version == "":
 			r.log().Error("champion pointer cleared, keeping the current bundle")
 		case cur != nil && cur.Version == ev.Version:
+			// The pointer names the bundle being served again (a rollback after a
+			// failed load): the role serves what its pointer says, so the last
+			// reload is successful again (issue 15 item 12).
+			if r.setFailed(ev.Role, false) {
+				r.Metrics.restored(ev.Role)
+				r.log().Info("pointer is back at the served bundle", "role", ev.Role.String(), "version", ev.Version)
+			}
+			if ev.Role == registry.RoleChampion {
+				r.clearFallback()
+			}
 		default:
 			_ = r.Reload(ev.Role, ev.Version) // logged and counted by Reload; the old model stays
 		}
+	}
+}
+
+// StartChampion loads the champion at start: the version the champion pointer names,
+// and when that fails, the newest older version of versions (a registry's List) that
+// loads. A bad publish followed by a restart thus serves the last good bundle instead
+// of nothing. Versions newer than the pointer are not tried: they were never made
+// champion or were rolled back from. A fallback is logged at error level, reported by
+// Models.ChampionFallback (and GetModelInfo) and by the metric
+// predictd_model_champion_fallback; the reload-success metric keeps saying that the
+// pointer's version failed. StartChampion returns the pointer's load error when no
+// version loads.
+func (r *Reloader) StartChampion(pointer string, versions []string) error {
+	err := r.Reload(registry.RoleChampion, pointer)
+	if err == nil {
+		return nil
+	}
+	for i := len(versions) - 1; i >= 0; i-- {
+		v := versions[i]
+		if v >= pointer { // version names sort by publication time
+			continue
+		}
+		m, lerr := r.Load(registry.RoleChampion, v)
+		if lerr != nil {
+			r.log().Error("fallback candidate failed to load", "role", registry.RoleChampion.String(), "version", v, "err", lerr)
+			continue
+		}
+		m.Role, m.Version = registry.RoleChampion, v
+		if m.LoadedAt.IsZero() {
+			m.LoadedAt = time.Now()
+		}
+		r.Models.Set(registry.RoleChampion, m)
+		r.Models.pointer.Store(&pointer)
+		r.Metrics.fallback(true)
+		r.log().Error("THE CHAMPION FAILED TO LOAD: serving an older version in its place until the pointer moves",
+			"role", registry.RoleChampion.String(), "pointer", pointer, "serving", v, "err", err)
+		r.championLoaded(m)
+		return nil
+	}
+	return err
+}
+
+// clearFallback ends a fallback: the champion served is the pointer's.
+func (r *Reloader) clearFallback() {
+	if r.Models.pointer.Swap(nil) != nil {
+		r.Metrics.fallback(false)
+		r.log().Info("the champion served is the pointer's again")
 	}
 }
 

@@ -379,6 +379,7 @@ func (p *predictor) predictBuildTime(ctx context.Context, req *pb.PredictBuildTi
 		resp.Predictions[i] = &pb.BuildTimePrediction{
 			BuildId: builds[i].GetBuildId(), ChangeId: b.Change.ChangeID,
 			MeanSeconds: out[2*i], StddevSeconds: out[2*i+1], Model: rs.get(by[i]),
+			BuildTimeFamily: FamilyToProto(by[i].BuildFamily),
 		}
 	}
 	return resp, nil
@@ -397,6 +398,9 @@ func (p *predictor) ScoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculationRequest) (*pb.ScoreSpeculationResponse, error) {
 	in, err := speculationFromProto(req, p.cfg.Repo, p.cfg.MaxBatch, p.cfg.Limits.MaxCapacity)
 	if err != nil {
+		return nil, err
+	}
+	if err := in.fillSpeculation(ctx, req.GetBuilds()); err != nil {
 		return nil, err
 	}
 	qc, qe := req.GetChanges(), req.GetConflicts()
@@ -428,10 +432,19 @@ func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 	}
 	changeModel := make([]*Model, len(qc))
 	rs := refs{}
+	// r is read once: the models that predict for a change also set its build-time
+	// family when the caller does not.
+	r, rerr := p.routing()
+	for i, q := range qc {
+		fam, _ := FamilyFromProto(q.GetBuildTimeFamily(), scoring.BuildNormal) // checked by speculationFromProto
+		if q.GetBuildTimeFamily() == pb.BuildTimeFamily_BUILD_TIME_FAMILY_UNSPECIFIED && rerr == nil {
+			fam = r.serve(in.changes[i].ChangeID).BuildFamily
+		}
+		sreq.Changes[i].BuildTimeFamily = FamilyToProto(fam)
+	}
 	if len(in.needSucc)+len(in.needTime)+len(in.needConf) > 0 {
-		r, err := p.routing()
-		if err != nil {
-			return nil, err
+		if rerr != nil {
+			return nil, rerr
 		}
 		shadow := r.shadowModel()
 		if idx := in.needSucc; len(idx) > 0 {
@@ -515,7 +528,7 @@ func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 		resp.Changes[i] = &pb.ScoredChange{
 			ChangeId: c.GetChangeId(), PSucc: c.GetPSucc(),
 			BuildTimeMeanSeconds: c.GetBuildTimeMeanSeconds(), BuildTimeStddevSeconds: c.GetBuildTimeStddevSeconds(),
-			Model: rs.get(changeModel[i]),
+			BuildTimeFamily: c.GetBuildTimeFamily(), Model: rs.get(changeModel[i]),
 		}
 	}
 	for e, c := range sreq.Conflicts {
@@ -561,6 +574,7 @@ func (p *predictor) getModelInfo(req *pb.GetModelInfoRequest) (*pb.GetModelInfoR
 		ChallengerShare: p.cfg.ChallengerShare, Shadow: p.cfg.Shadow,
 		Limits: p.cfg.Limits.toProto(p.cfg.MaxBatch),
 	}
+	resp.ChampionPointerVersion, resp.ChampionFallback = p.models.ChampionFallback()
 	for _, m := range []*Model{r.champ, r.chall} {
 		if m == nil {
 			continue
@@ -576,6 +590,8 @@ func (p *predictor) getModelInfo(req *pb.GetModelInfoRequest) (*pb.GetModelInfoR
 			FeatureSchemaVersion: int32(mf.FeatureSchemaVersion),
 			Metrics:              mf.Metrics,
 			LoadedAt:             timestamppb.New(m.LoadedAt),
+			BuildTimeFamily:      FamilyToProto(m.BuildFamily),
+			ServedModels:         m.Served,
 		})
 	}
 	return resp, nil

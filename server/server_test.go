@@ -157,12 +157,15 @@ func TestPredictionsMatchModels(t *testing.T) {
 		for i, sc := range resp.GetChanges() {
 			wantP, wantMu, wantSigma := 0.9, 600.0, 60.0
 			if i%2 == 1 {
-				features.Success(x.RawRowView(0), &changes[i], specs[i], ms.DevTable.Lookup(changes[i].Author), ms.DevTable.Recent(ms.DevTable.Repos()[0], &changes[i]))
-				wantP = ms.Success.Predict(nil, x)[0]
-				bspec := specs[i]
+				// Counts the caller left out are those of the queue (issue 15 item 6).
+				sspec, bspec := specs[i], specs[i]
+				bspec.Succeeded, bspec.Failed = math.NaN(), math.NaN()
 				if i == 3 {
 					bspec = specs[i+10]
 				}
+				sspec, bspec = queueFilled(changes, i, sspec, bspec)
+				features.Success(x.RawRowView(0), &changes[i], sspec, ms.DevTable.Lookup(changes[i].Author), ms.DevTable.Recent(ms.DevTable.Repos()[0], &changes[i]))
+				wantP = ms.Success.Predict(nil, x)[0]
 				features.BuildTime(xb.RawRowView(0), &changes[i], bspec, ms.DevTable.Lookup(changes[i].Author), ms.DevTable.Recent(ms.DevTable.Repos()[0], &changes[i]))
 				bt := ms.BuildTime.Predict(nil, xb)
 				wantMu, wantSigma = bt[0], bt[1]
@@ -775,4 +778,33 @@ func TestCompareBatching(t *testing.T) {
 			t.Errorf("CompareBatching(%v) violations %v, want [%s]", tc.req, f, tc.field)
 		}
 	}
+}
+
+// queueFilled returns the success and build-time speculation of changes[i] in a
+// ScoreSpeculation request of changes without builds, with the fields left unknown (NaN)
+// filled as the server must: from features.SubmissionSpeculation over the changes ahead,
+// the revision counts 0 for a first submission and unknown otherwise, the build counts 0.
+func queueFilled(changes []datasets.Change, i int, succ, build features.Speculation) (features.Speculation, features.Speculation) {
+	ahead := make([]*datasets.Change, i)
+	for k := range ahead {
+		ahead[k] = &changes[k]
+	}
+	want := features.SubmissionSpeculation(&changes[i], ahead, 0, 0)
+	fill := func(s features.Speculation, from features.Speculation) features.Speculation {
+		for _, f := range []struct{ dst, src *float64 }{
+			{&s.Succeeded, &from.Succeeded}, {&s.Failed, &from.Failed}, {&s.Height, &from.Height},
+			{&s.ConflictsCount, &from.ConflictsCount}, {&s.QueueAhead, &from.QueueAhead},
+			{&s.PathChanges, &from.PathChanges}, {&s.PathLinesChanged, &from.PathLinesChanged},
+		} {
+			if math.IsNaN(*f.dst) {
+				*f.dst = *f.src
+			}
+		}
+		return s
+	}
+	bw := want
+	if changes[i].RevisionSubmissions != 1 {
+		want.Succeeded, want.Failed = math.NaN(), math.NaN()
+	}
+	return fill(succ, want), fill(build, bw)
 }

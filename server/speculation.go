@@ -56,11 +56,16 @@ func SpeculationFromProto(req *pb.SpeculationRequest) (scoring.Queue, scoring.Co
 			}
 			arrival = float64(at.GetSeconds()) + float64(at.GetNanos())*1e-9
 		}
+		fam, err := FamilyFromProto(c.GetBuildTimeFamily(), scoring.BuildNormal)
+		if err != nil {
+			return q, cfg, fmt.Errorf("server: changes[%d].build_time_family: %w: %w", i, err, scoring.ErrInvalidQueue)
+		}
 		q.Changes[i] = scoring.Change{
-			Arrival:    arrival,
-			PSucc:      c.GetPSucc(),
-			BuildMu:    c.GetBuildTimeMeanSeconds(),
-			BuildSigma: c.GetBuildTimeStddevSeconds(),
+			Arrival:     arrival,
+			PSucc:       c.GetPSucc(),
+			BuildMu:     c.GetBuildTimeMeanSeconds(),
+			BuildSigma:  c.GetBuildTimeStddevSeconds(),
+			BuildFamily: fam,
 		}
 	}
 
@@ -218,6 +223,28 @@ func nodeKey(j int, path []int, conflicting map[int]bool) string {
 	}
 	slices.Sort(rel)
 	return fmt.Sprint(j, rel)
+}
+
+// FamilyFromProto returns the scoring family of f, unspecified for BUILD_TIME_FAMILY_UNSPECIFIED,
+// and an error for a value the proto does not define.
+func FamilyFromProto(f pb.BuildTimeFamily, unspecified scoring.BuildFamily) (scoring.BuildFamily, error) {
+	switch f {
+	case pb.BuildTimeFamily_BUILD_TIME_FAMILY_UNSPECIFIED:
+		return unspecified, nil
+	case pb.BuildTimeFamily_BUILD_TIME_FAMILY_NORMAL:
+		return scoring.BuildNormal, nil
+	case pb.BuildTimeFamily_BUILD_TIME_FAMILY_LOG_NORMAL:
+		return scoring.BuildLogNormal, nil
+	}
+	return 0, fmt.Errorf("unknown build-time family %d", f)
+}
+
+// FamilyToProto returns the proto form of the scoring family f.
+func FamilyToProto(f scoring.BuildFamily) pb.BuildTimeFamily {
+	if f == scoring.BuildLogNormal {
+		return pb.BuildTimeFamily_BUILD_TIME_FAMILY_LOG_NORMAL
+	}
+	return pb.BuildTimeFamily_BUILD_TIME_FAMILY_NORMAL
 }
 
 // SpeculationToProto converts the plan that scoring.Speculate made for req into a

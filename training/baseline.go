@@ -1,41 +1,23 @@
 package training
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"slices"
-	"sort"
 
-	"gonum.org/v1/gonum/mat"
-
-	"github.com/sqpredict/sqpredict/eval"
 	"github.com/sqpredict/sqpredict/features"
+	"github.com/sqpredict/sqpredict/modelset"
 )
 
-// The baselines: the estimates a merge queue has without sqpredict. Each is a model like
-// the others (a bundle holds it in baseline.<name>.json and a scorer can serve it), and
-// every evaluation shows it beside the champion and the challengers.
+// The baselines: the estimates a merge queue has without sqpredict (see
+// modelset.Baseline, which holds, reads and writes them). Training fits them.
 const (
-	// BaselinePassRate is P-succ = the repository's pass rate over the training rows,
-	// (k+1)/(n+2).
-	BaselinePassRate = "pass-rate"
-	// BaselineLastOutcome is P-succ given the outcome of the repository's latest
-	// labelled change before the submission (feature repo_last_failed: succeeded,
-	// failed, or none yet): the training pass rate of each of the three cells, smoothed
-	// towards the pass rate with the weight of two rows.
-	BaselineLastOutcome = "last-outcome"
-	// BaselineConstantRate is P-conf = the training conflict rate, (k+1)/(n+2).
-	BaselineConstantRate = "constant-rate"
-	// BaselineZuulMean10 is Zuul's build-time estimate, the mean of the repository's
-	// latest 10 succeeded builds (feature log1p_repo_mean10_success_duration), as the
-	// mean of a LogNormal whose log-scale deviation is that of log(y/estimate) on the
-	// training rows; rows without an estimate get the repository LogNormal.
-	BaselineZuulMean10 = "zuul-mean10"
-	// BaselineRepoLogNormal is a LogNormal fitted to the log durations of the
-	// repository's latest RecentBuilds training builds.
-	BaselineRepoLogNormal = "repo-lognormal"
+	BaselinePassRate      = modelset.BaselinePassRate
+	BaselineLastOutcome   = modelset.BaselineLastOutcome
+	BaselineConstantRate  = modelset.BaselineConstantRate
+	BaselineZuulMean10    = modelset.BaselineZuulMean10
+	BaselineRepoLogNormal = modelset.BaselineRepoLogNormal
 )
 
 // RecentBuilds is the number of latest training builds BaselineRepoLogNormal is fitted
@@ -43,89 +25,55 @@ const (
 const RecentBuilds = 100
 
 // BaselineVersion is the format version of a baseline's JSON file.
-const BaselineVersion = 1
+const BaselineVersion = modelset.BaselineVersion
 
 // minDuration is the duration, in seconds, that zero durations are clipped to before
 // their logarithm is taken: a build that took no recorded time took at most a second.
 const minDuration = 1
 
-// minLogSigma bounds the log-scale deviation of the build-time baselines from below, so
-// that a training set of identical durations does not give an infinitely sharp density.
-const minLogSigma = 1e-3
+// minLogSigma bounds the log-scale deviation of the build-time baselines from below.
+const minLogSigma = modelset.MinLogSigma
 
 // Baselines lists the baseline names of each row kind, in the order reports show them.
-var Baselines = map[features.Kind][]string{
-	features.KindSuccess:   {BaselinePassRate, BaselineLastOutcome},
-	features.KindConflict:  {BaselineConstantRate},
-	features.KindBuildTime: {BaselineZuulMean10, BaselineRepoLogNormal},
-}
+var Baselines = modelset.Baselines
 
-// Baseline is a fitted baseline model of one row kind. It reads at most one feature
-// column of its kind's schema. A Baseline is immutable and safe for concurrent use.
-type Baseline struct {
-	name  string
-	kind  features.Kind
-	names []string // the schema's feature names
-	col   int      // the column read, -1 for none
-	p     baselineParams
-}
+// Baseline is a fitted baseline model of one row kind (modelset.Baseline).
+type Baseline = modelset.Baseline
 
-// baselineParams are a baseline's fitted numbers, as its JSON file holds them.
-type baselineParams struct {
-	// P is the probability of the positive class: success (pass-rate) or conflict
-	// (constant-rate), and for last-outcome the one of rows without a latest outcome.
-	P float64 `json:"p"`
-	// PLastSucceeded and PLastFailed are last-outcome's probabilities after a latest
-	// success and a latest failure.
-	PLastSucceeded float64 `json:"p_last_succeeded,omitempty"`
-	PLastFailed    float64 `json:"p_last_failed,omitempty"`
-	// Mu and Sigma are the log-scale parameters of the repository LogNormal (the
-	// fallback of zuul-mean10).
-	Mu    float64 `json:"mu,omitempty"`
-	Sigma float64 `json:"sigma,omitempty"`
-	// RelSigma is zuul-mean10's log-scale deviation around the estimate.
-	RelSigma float64 `json:"rel_sigma,omitempty"`
-}
+// ReadBaseline reads a baseline written by Baseline.WriteJSON (modelset.ReadBaseline).
+func ReadBaseline(r io.Reader) (*Baseline, error) { return modelset.ReadBaseline(r) }
 
-// baselineColumn is the feature each baseline reads, "" for none.
-var baselineColumn = map[string]string{
-	BaselineLastOutcome: "repo_last_failed",
-	BaselineZuulMean10:  "log1p_repo_mean10_success_duration",
-}
-
-var baselineKind = map[string]features.Kind{
-	BaselinePassRate:      features.KindSuccess,
-	BaselineLastOutcome:   features.KindSuccess,
-	BaselineConstantRate:  features.KindConflict,
-	BaselineZuulMean10:    features.KindBuildTime,
-	BaselineRepoLogNormal: features.KindBuildTime,
-}
-
-func newBaseline(name string, names []string) (*Baseline, error) {
-	kind, ok := baselineKind[name]
-	if !ok {
-		return nil, fmt.Errorf("%w: unknown baseline %q", ErrConfig, name)
+// baselineKind maps every baseline name to its row kind.
+var baselineKind = func() map[string]features.Kind {
+	m := map[string]features.Kind{}
+	for _, name := range modelset.BaselineNames() {
+		m[name], _ = modelset.BaselineKind(name)
 	}
-	b := &Baseline{name: name, kind: kind, names: names, col: -1}
-	if c := baselineColumn[name]; c != "" {
-		b.col = slices.Index(names, c)
-		if b.col < 0 {
-			return nil, fmt.Errorf("%w: baseline %s: the %s schema has no column %s", ErrBundle, name, kind, c)
-		}
-	}
-	return b, nil
-}
+	return m
+}()
+
+// baselineFile returns the bundle file name of a baseline: baseline.<name>.json.
+func baselineFile(name string) string { return modelset.BaselineFile(name) }
+
+// baselineNames returns every baseline name, sorted.
+func baselineNames() []string { return modelset.BaselineNames() }
 
 // FitBaseline fits the named baseline on the rows of t, which must be of the baseline's
 // kind and have at least one row. Rows are in submission order, which
 // BaselineRepoLogNormal relies on to take the latest ones.
 func FitBaseline(name string, t *features.Table) (*Baseline, error) {
-	b, err := newBaseline(name, t.Schema.Names)
-	if err != nil {
-		return nil, err
+	kind, ok := modelset.BaselineKind(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown baseline %q", ErrConfig, name)
 	}
-	if t.Schema.Kind != b.kind {
-		return nil, fmt.Errorf("%w: baseline %s is of %s rows, not %s", ErrConfig, name, b.kind, t.Schema.Kind)
+	col := -1
+	if c := modelset.BaselineColumn(name); c != "" {
+		if col = slices.Index(t.Schema.Names, c); col < 0 {
+			return nil, fmt.Errorf("%w: baseline %s: the %s schema has no column %s", ErrBundle, name, kind, c)
+		}
+	}
+	if t.Schema.Kind != kind {
+		return nil, fmt.Errorf("%w: baseline %s is of %s rows, not %s", ErrConfig, name, kind, t.Schema.Kind)
 	}
 	if t.NRows() == 0 {
 		return nil, fmt.Errorf("%w: baseline %s: no %s rows", ErrNoData, name, t.Schema.Kind)
@@ -141,14 +89,15 @@ func FitBaseline(name string, t *features.Table) (*Baseline, error) {
 	for r := range all {
 		all[r] = r
 	}
+	var p modelset.BaselineParams
 	switch name {
 	case BaselinePassRate, BaselineConstantRate:
-		b.p.P = rate(all, 0.5, 2)
+		p.P = rate(all, 0.5, 2)
 	case BaselineLastOutcome:
-		p := rate(all, 0.5, 2)
+		prior := rate(all, 0.5, 2)
 		var ok, failed, none []int
 		for r := range all {
-			switch v := t.Row(r)[b.col]; {
+			switch v := t.Row(r)[col]; {
 			case v == 0:
 				ok = append(ok, r)
 			case v == 1:
@@ -157,23 +106,27 @@ func FitBaseline(name string, t *features.Table) (*Baseline, error) {
 				none = append(none, r)
 			}
 		}
-		b.p.PLastSucceeded, b.p.PLastFailed, b.p.P = rate(ok, p, 2), rate(failed, p, 2), rate(none, p, 2)
+		p.PLastSucceeded, p.PLastFailed, p.P = rate(ok, prior, 2), rate(failed, prior, 2), rate(none, prior, 2)
 	case BaselineRepoLogNormal, BaselineZuulMean10:
 		lo := max(0, t.NRows()-RecentBuilds)
 		logs := make([]float64, 0, t.NRows()-lo)
 		for _, y := range t.Y[lo:] {
 			logs = append(logs, math.Log(max(y, minDuration)))
 		}
-		b.p.Mu, b.p.Sigma = meanSD(logs)
+		p.Mu, p.Sigma = meanSD(logs)
 		if name == BaselineZuulMean10 {
 			var rel []float64
 			for r, y := range t.Y {
-				if est := math.Expm1(t.Row(r)[b.col]); est > 0 {
+				if est := math.Expm1(t.Row(r)[col]); est > 0 {
 					rel = append(rel, math.Log(max(y, minDuration))-math.Log(est))
 				}
 			}
-			_, b.p.RelSigma = meanSD(rel)
+			_, p.RelSigma = meanSD(rel)
 		}
+	}
+	b, err := modelset.NewBaseline(name, t.Schema.Names, p)
+	if err != nil {
+		return nil, fmt.Errorf("training: fitting baseline %s: %w", name, err)
 	}
 	return b, nil
 }
@@ -192,169 +145,4 @@ func meanSD(v []float64) (mean, sd float64) {
 		sd += (x - mean) * (x - mean)
 	}
 	return mean, max(math.Sqrt(sd/float64(len(v))), minLogSigma)
-}
-
-// Name returns the baseline's name (BaselinePassRate, ...).
-func (b *Baseline) Name() string { return b.name }
-
-// Kind returns the row kind the baseline predicts.
-func (b *Baseline) Kind() features.Kind { return b.kind }
-
-// NFeatures returns the width of the rows the baseline takes: its kind's schema.
-func (b *Baseline) NFeatures() int { return len(b.names) }
-
-// FeatureNames returns the names of the columns the baseline takes, a copy.
-func (b *Baseline) FeatureNames() []string { return slices.Clone(b.names) }
-
-// Probability returns P(label = 1) of a row x (success for success baselines, conflict
-// for the conflict baseline). It panics for a build-time baseline.
-func (b *Baseline) Probability(x []float64) float64 {
-	switch b.name {
-	case BaselineLastOutcome:
-		switch x[b.col] {
-		case 0:
-			return b.p.PLastSucceeded
-		case 1:
-			return b.p.PLastFailed
-		}
-		return b.p.P
-	case BaselinePassRate, BaselineConstantRate:
-		return b.p.P
-	}
-	panic("training: Probability of build-time baseline " + b.name)
-}
-
-// LogNormal returns the log-scale parameters (mu, sigma) of the predictive LogNormal of
-// a build-time row x. It panics for a classification baseline.
-func (b *Baseline) LogNormal(x []float64) (mu, sigma float64) {
-	switch b.name {
-	case BaselineRepoLogNormal:
-		return b.p.Mu, b.p.Sigma
-	case BaselineZuulMean10:
-		if est := math.Expm1(x[b.col]); est > 0 && !math.IsInf(est, 1) {
-			s := b.p.RelSigma
-			return math.Log(est) - s*s/2, s // its mean is the estimate
-		}
-		return b.p.Mu, b.p.Sigma
-	}
-	panic("training: LogNormal of classification baseline " + b.name)
-}
-
-// Predict implements scoring.Predictor and scoring.DistPredictor: for a classification
-// baseline it writes the probability of every row of x into dst (length r); for a
-// build-time baseline the mean and standard deviation in seconds, row-major (length
-// 2r). dst is allocated when nil.
-func (b *Baseline) Predict(dst []float64, x mat.Matrix) []float64 {
-	r, c := x.Dims()
-	if c != len(b.names) {
-		panic(fmt.Sprintf("training: baseline %s: %d columns, want %d", b.name, c, len(b.names)))
-	}
-	w := 1
-	if b.kind == features.KindBuildTime {
-		w = 2
-	}
-	if dst == nil {
-		dst = make([]float64, w*r)
-	}
-	if len(dst) != w*r {
-		panic("training: baseline dst length mismatch")
-	}
-	row := make([]float64, c)
-	for i := range r {
-		mat.Row(row, i, x)
-		if w == 1 {
-			dst[i] = b.Probability(row)
-			continue
-		}
-		mu, s := b.LogNormal(row)
-		mean := math.Exp(mu + s*s/2)
-		dst[2*i], dst[2*i+1] = mean, mean*math.Sqrt(math.Expm1(s*s))
-	}
-	return dst
-}
-
-// predictive returns the baseline's LogNormal distributions of the rows of t.
-func (b *Baseline) predictive(t *features.Table) eval.Predictive {
-	p := eval.Predictive{Family: eval.FamilyLogNormal, Mu: make([]float64, t.NRows()), Sigma: make([]float64, t.NRows())}
-	for r := range p.Mu {
-		p.Mu[r], p.Sigma[r] = b.LogNormal(t.Row(r))
-	}
-	return p
-}
-
-// probabilities returns the baseline's probabilities of the rows of t.
-func (b *Baseline) probabilities(t *features.Table) []float64 {
-	out := make([]float64, t.NRows())
-	for r := range out {
-		out[r] = b.Probability(t.Row(r))
-	}
-	return out
-}
-
-// baselineJSON is the on-disk form of a Baseline.
-type baselineJSON struct {
-	FormatVersion int            `json:"format_version"`
-	Name          string         `json:"baseline"`
-	Kind          features.Kind  `json:"kind"`
-	FeatureNames  []string       `json:"feature_names"`
-	Params        baselineParams `json:"params"`
-}
-
-// WriteJSON writes b as a JSON object: format_version (BaselineVersion), baseline (the
-// name), kind, feature_names and params.
-func (b *Baseline) WriteJSON(w io.Writer) error {
-	data, err := json.MarshalIndent(baselineJSON{BaselineVersion, b.name, b.kind, b.names, b.p}, "", "  ")
-	if err != nil {
-		return fmt.Errorf("training: encoding baseline %s: %w", b.name, err)
-	}
-	_, err = w.Write(append(data, '\n'))
-	return err
-}
-
-// ReadBaseline reads a baseline written by WriteJSON and checks its parameters.
-func ReadBaseline(r io.Reader) (*Baseline, error) {
-	var j baselineJSON
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&j); err != nil {
-		return nil, fmt.Errorf("training: reading baseline: %w", err)
-	}
-	if j.FormatVersion != BaselineVersion {
-		return nil, fmt.Errorf("training: baseline %s: format version %d, want %d", j.Name, j.FormatVersion, BaselineVersion)
-	}
-	b, err := newBaseline(j.Name, j.FeatureNames)
-	if err != nil {
-		return nil, err
-	}
-	if b.kind != j.Kind {
-		return nil, fmt.Errorf("training: baseline %s: kind %s, want %s", j.Name, j.Kind, b.kind)
-	}
-	p := j.Params
-	prob := func(v float64) bool { return v > 0 && v < 1 }
-	switch b.kind {
-	case features.KindBuildTime:
-		if math.IsNaN(p.Mu) || math.IsInf(p.Mu, 0) || !(p.Sigma >= minLogSigma) || math.IsInf(p.Sigma, 1) ||
-			(b.name == BaselineZuulMean10 && (!(p.RelSigma >= minLogSigma) || math.IsInf(p.RelSigma, 1))) {
-			return nil, fmt.Errorf("training: baseline %s: impossible parameters %+v", j.Name, p)
-		}
-	default:
-		if !prob(p.P) || (b.name == BaselineLastOutcome && !(prob(p.PLastSucceeded) && prob(p.PLastFailed))) {
-			return nil, fmt.Errorf("training: baseline %s: probabilities outside (0, 1): %+v", j.Name, p)
-		}
-	}
-	b.p = p
-	return b, nil
-}
-
-// baselineFile returns the bundle file name of a baseline: baseline.<name>.json.
-func baselineFile(name string) string { return "baseline." + name + ".json" }
-
-// baselineNames returns every baseline name, sorted.
-func baselineNames() []string {
-	var out []string
-	for n := range baselineKind {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -113,8 +113,8 @@ func TestBaselinesByHand(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", b.Name(), err)
 		}
-		if b2.p != b.p || b2.Kind() != b.Kind() || !slices.Equal(b2.FeatureNames(), b.FeatureNames()) {
-			t.Errorf("%s after JSON = %+v, want %+v", b.Name(), b2.p, b.p)
+		if b2.Params() != b.Params() || b2.Kind() != b.Kind() || !slices.Equal(b2.FeatureNames(), b.FeatureNames()) {
+			t.Errorf("%s after JSON = %+v, want %+v", b.Name(), b2.Params(), b.Params())
 		}
 	}
 	// Errors: wrong kind, no rows, unknown name, impossible parameters.
@@ -172,7 +172,7 @@ func TestTrainShowsBaselines(t *testing.T) {
 	if err := res.WriteFiles(dir); err != nil {
 		t.Fatal(err)
 	}
-	files, err := res.Models.files()
+	files, err := res.Models.Files()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestTrainShowsBaselines(t *testing.T) {
 			continue
 		}
 		b, err := ReadBaseline(bytes.NewReader(data))
-		if err != nil || b.p != res.Models.Baselines[name].p {
+		if err != nil || b.Params() != res.Models.Baselines[name].Params() {
 			t.Errorf("%s: read back %v, %v", name, b, err)
 		}
 	}

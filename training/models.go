@@ -1,352 +1,82 @@
 package training
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"io"
-	"math"
-	"slices"
-	"strings"
-
-	"gonum.org/v1/gonum/mat"
-
-	"github.com/sqpredict/sqpredict/eval"
-	"github.com/sqpredict/sqpredict/features"
-	"github.com/sqpredict/sqpredict/models/gbm"
-	"github.com/sqpredict/sqpredict/models/logistic"
-	"github.com/sqpredict/sqpredict/models/ngboost"
+	"github.com/sqpredict/sqpredict/modelset"
 	"github.com/sqpredict/sqpredict/registry"
 )
 
-// Bundle file names.
+// The models of a bundle, their files and their loading live in package modelset, below
+// both training and the scorer, so that predictd loads bundles without linking the
+// trainer (issue 15 item 10). The names below keep training's callers compiling.
+
+// Bundle file names (see modelset).
 const (
-	FileSuccess            = "success.logistic.json"
-	FileConflict           = "conflict.logistic.json"
-	FileBuildTime          = "buildtime.ngboost.json"
-	FileSuccessGBM         = "success.gbm.txt"
-	FileBuildTimeLogNormal = "buildtime.ngboost-lognormal.json"
-	FileDevTable           = "devtable.json"
-	FileFeatures           = "features.json"
-	FileMetrics            = "metrics.json"
+	FileSuccess            = modelset.FileSuccess
+	FileConflict           = modelset.FileConflict
+	FileBuildTime          = modelset.FileBuildTime
+	FileSuccessGBM         = modelset.FileSuccessGBM
+	FileBuildTimeLogNormal = modelset.FileBuildTimeLogNormal
+	FileDevTable           = modelset.FileDevTable
+	FileFeatures           = modelset.FileFeatures
+	FileMetrics            = modelset.FileMetrics
 )
 
 // ExtraLeftOut is the manifest extra key listing, comma-separated, the champion model
-// files a partial bundle (Config.AllowPartial) does not have.
-const ExtraLeftOut = "left_out"
+// files a partial bundle (Config.AllowPartial) does not have (modelset.ExtraLeftOut).
+const ExtraLeftOut = modelset.ExtraLeftOut
 
 // Model names, as they appear in metric keys: the champions ModelLogistic (success and
 // conflict) and ModelNGBoost (build time), the challengers ModelGBM and
 // ModelNGBoostLogNormal, and ModelTruth for the ground truth of synthetic histories.
 const (
-	ModelLogistic         = "logistic"
-	ModelNGBoost          = "ngboost"
-	ModelGBM              = "gbm"
-	ModelNGBoostLogNormal = "ngboost-lognormal"
-	ModelTruth            = "truth"
+	ModelLogistic         = modelset.ModelLogistic
+	ModelNGBoost          = modelset.ModelNGBoost
+	ModelGBM              = modelset.ModelGBM
+	ModelNGBoostLogNormal = modelset.ModelNGBoostLogNormal
+	ModelTruth            = modelset.ModelTruth
 )
 
-// SchemaHash returns the combined feature schema hash of a bundle: the hex SHA-256 of
-// "success <hash>\nconflict <hash>\nbuildtime <hash>\n" over the features.Schema hashes
-// of the three row kinds. Publish writes it into the manifest, and a loader passes it to
-// registry.Load so that a bundle trained with other feature code is refused.
-func SchemaHash() string {
-	h := sha256.New()
-	for _, k := range []features.Kind{features.KindSuccess, features.KindConflict, features.KindBuildTime} {
-		fmt.Fprintf(h, "%s %s\n", k, k.Schema().Hash())
-	}
-	return hex.EncodeToString(h.Sum(nil))
+// SchemaHash returns the combined feature schema hash of a bundle (modelset.SchemaHash).
+// Publish writes it into the manifest, and a loader passes it to registry.Load so that a
+// bundle trained with other feature code is refused.
+func SchemaHash() string { return modelset.SchemaHash() }
+
+// Models are the fitted models of a bundle and its frozen developer table
+// (modelset.Models).
+type Models = modelset.Models
+
+// Predictions are the outputs of a bundle's models on the rows of the three tables
+// (modelset.Predictions).
+type Predictions = modelset.Predictions
+
+// LoadModels reads every model of the verified bundle b (modelset.LoadModels). Errors
+// wrap ErrBundle (and modelset.ErrBundle) and name the file.
+func LoadModels(b *registry.Bundle) (*Models, error) {
+	m, err := modelset.LoadModels(b)
+	return m, bundleErr(err)
 }
 
-// Models are the fitted models of a bundle and its frozen developer table. The
-// challengers are nil when they were not trained, and so is a champion left out of a
-// partial bundle (Config.AllowPartial). Models are read-only once built and
-// safe for concurrent use.
-type Models struct {
-	Success   *logistic.Model // P-succ champion
-	Conflict  *logistic.Model // P-conf champion
-	BuildTime *ngboost.Model  // build time champion, Normal
-	// SuccessGBM and BuildTimeLogNormal are the challengers gbm-success and
-	// ngboost-lognormal.
-	SuccessGBM         *gbm.Model
-	BuildTimeLogNormal *ngboost.Model
-	// LeftOut says why each model file left out of a partial bundle is missing, by
-	// bundle file name (set by training; empty for a loaded bundle).
-	LeftOut map[string]string
-	// Baselines are the fitted baselines by name (BaselinePassRate, ...); a baseline
-	// whose table had no rows is absent.
-	Baselines map[string]*Baseline
-	// DevTable is the developer table frozen at the end of the training window; nil for
-	// the models fitted for the holdout evaluation.
-	DevTable *features.DevTable
+// LoadPartialModels is LoadModels that also accepts a partial bundle
+// (modelset.LoadPartialModels).
+func LoadPartialModels(b *registry.Bundle) (*Models, error) {
+	m, err := modelset.LoadPartialModels(b)
+	return m, bundleErr(err)
 }
 
-// featuresFile is the JSON form of features.json.
-type featuresFile struct {
-	SchemaHash string          `json:"schema_hash"`
-	Schemas    []featuresEntry `json:"schemas"`
-}
+// featuresJSON returns the content of FileFeatures (modelset.FeaturesJSON).
+func featuresJSON() ([]byte, error) { return modelset.FeaturesJSON() }
 
-type featuresEntry struct {
-	Kind    string   `json:"kind"`
-	Version int      `json:"version"`
-	Hash    string   `json:"hash"`
-	Names   []string `json:"names"`
-}
+// bundleError is an error of modelset that also matches ErrBundle, with its message
+// unchanged.
+type bundleError struct{ err error }
 
-func featuresJSON() ([]byte, error) {
-	f := featuresFile{SchemaHash: SchemaHash()}
-	for _, k := range []features.Kind{features.KindSuccess, features.KindConflict, features.KindBuildTime} {
-		s := k.Schema()
-		f.Schemas = append(f.Schemas, featuresEntry{Kind: k.String(), Version: s.Version, Hash: s.Hash(), Names: s.Names})
-	}
-	return json.MarshalIndent(f, "", "  ")
-}
+func (e *bundleError) Error() string   { return e.err.Error() }
+func (e *bundleError) Unwrap() []error { return []error{ErrBundle, e.err} }
 
-// files returns the model files of m by bundle name, in the artifact format of each
-// model package.
-func (m *Models) files() (map[string][]byte, error) {
-	out := map[string][]byte{}
-	put := func(name string, write func(io.Writer) error) error {
-		var b bytes.Buffer
-		if err := write(&b); err != nil {
-			return fmt.Errorf("training: writing %s: %w", name, err)
-		}
-		out[name] = b.Bytes()
+// bundleErr returns err as a *bundleError, nil for nil.
+func bundleErr(err error) error {
+	if err == nil {
 		return nil
 	}
-	for _, l := range []struct {
-		name string
-		m    *logistic.Model
-	}{{FileSuccess, m.Success}, {FileConflict, m.Conflict}} {
-		if l.m != nil {
-			if err := put(l.name, l.m.WriteJSON); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if m.BuildTime != nil {
-		if err := put(FileBuildTime, m.BuildTime.WriteJSON); err != nil {
-			return nil, err
-		}
-	}
-	if m.SuccessGBM != nil {
-		if err := put(FileSuccessGBM, func(w io.Writer) error { return gbm.WriteLightGBM(w, m.SuccessGBM) }); err != nil {
-			return nil, err
-		}
-	}
-	if m.BuildTimeLogNormal != nil {
-		if err := put(FileBuildTimeLogNormal, m.BuildTimeLogNormal.WriteJSON); err != nil {
-			return nil, err
-		}
-	}
-	for _, name := range baselineNames() {
-		if b := m.Baselines[name]; b != nil {
-			if err := put(baselineFile(name), b.WriteJSON); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if m.DevTable != nil {
-		if err := put(FileDevTable, func(w io.Writer) error { return features.WriteDevTable(w, m.DevTable) }); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// LoadModels reads every model of the verified bundle b (from registry.Load or
-// registry.LoadDir with SchemaHash) and its developer table, and checks that each model
-// takes the columns of its feature schema, by name and order. The challenger files are
-// optional; the three champions and the developer table are required, so a partial
-// bundle (Config.AllowPartial) is refused: a scorer needs them all. Errors wrap ErrBundle
-// and name the file.
-func LoadModels(b *registry.Bundle) (*Models, error) { return loadModels(b, false) }
-
-// LoadPartialModels is LoadModels that also accepts a partial bundle: the champions its
-// manifest lists as left out (extra "left_out") are nil. Evaluate and Compare can score
-// what such a bundle has; a scorer cannot serve it.
-func LoadPartialModels(b *registry.Bundle) (*Models, error) { return loadModels(b, true) }
-
-func loadModels(b *registry.Bundle, partial bool) (*Models, error) {
-	if b.Manifest.FeatureSchemaHash != SchemaHash() {
-		return nil, fmt.Errorf("%w: %s: feature schema hash %s, this build has %s: %w",
-			ErrBundle, b.Dir, b.Manifest.FeatureSchemaHash, SchemaHash(), registry.ErrSchemaMismatch)
-	}
-	files := b.Files()
-	var leftOut []string
-	if partial {
-		leftOut = strings.Split(b.Manifest.Extra[ExtraLeftOut], ",")
-	}
-	read := func(name string, required bool, decode func([]byte) error) error {
-		if !slices.Contains(files, name) {
-			if required && !slices.Contains(leftOut, name) {
-				if lo := b.Manifest.Extra[ExtraLeftOut]; lo != "" {
-					return fmt.Errorf("%w: %s: partial bundle without %s (left out: %s)", ErrBundle, b.Dir, name, lo)
-				}
-				return fmt.Errorf("%w: %s: missing %s", ErrBundle, b.Dir, name)
-			}
-			return nil
-		}
-		data, err := b.ReadFile(name)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrBundle, err)
-		}
-		if err := decode(data); err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrBundle, name, err)
-		}
-		return nil
-	}
-	m := &Models{Baselines: map[string]*Baseline{}}
-	logisticOf := func(dst **logistic.Model, kind features.Kind) func([]byte) error {
-		return func(data []byte) error {
-			lm, err := logistic.ReadJSON(bytes.NewReader(data))
-			if err != nil {
-				return err
-			}
-			*dst = lm
-			return checkNames(lm.FeatureNames(), kind)
-		}
-	}
-	ngboostOf := func(dst **ngboost.Model, fam ngboost.Family) func([]byte) error {
-		return func(data []byte) error {
-			nm, err := ngboost.ReadJSON(bytes.NewReader(data))
-			if err != nil {
-				return err
-			}
-			if nm.Family() != fam {
-				return fmt.Errorf("distribution %s, want %s", nm.Family(), fam)
-			}
-			*dst = nm
-			return checkNames(nm.FeatureNames(), features.KindBuildTime)
-		}
-	}
-	steps := []struct {
-		name     string
-		required bool
-		decode   func([]byte) error
-	}{
-		{FileSuccess, true, logisticOf(&m.Success, features.KindSuccess)},
-		{FileConflict, true, logisticOf(&m.Conflict, features.KindConflict)},
-		{FileBuildTime, true, ngboostOf(&m.BuildTime, ngboost.Normal)},
-		{FileBuildTimeLogNormal, false, ngboostOf(&m.BuildTimeLogNormal, ngboost.LogNormal)},
-		{FileSuccessGBM, false, func(data []byte) error {
-			gm, err := gbm.ReadLightGBM(bytes.NewReader(data))
-			if err != nil {
-				return err
-			}
-			m.SuccessGBM = gm
-			return checkNames(gm.FeatureNames(), features.KindSuccess)
-		}},
-		{FileDevTable, true, func(data []byte) error {
-			t, err := features.ReadDevTable(bytes.NewReader(data))
-			m.DevTable = t
-			return err
-		}},
-	}
-	for _, name := range baselineNames() {
-		steps = append(steps, struct {
-			name     string
-			required bool
-			decode   func([]byte) error
-		}{baselineFile(name), false, func(data []byte) error {
-			bl, err := ReadBaseline(bytes.NewReader(data))
-			if err != nil {
-				return err
-			}
-			if bl.Name() != name {
-				return fmt.Errorf("holds baseline %s", bl.Name())
-			}
-			m.Baselines[name] = bl
-			return checkNames(bl.names, bl.Kind())
-		}})
-	}
-	for _, s := range steps {
-		if err := read(s.name, s.required, s.decode); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
-}
-
-// checkNames reports whether a model's input columns are those of kind's schema.
-func checkNames(names []string, kind features.Kind) error {
-	want := kind.Schema().Names
-	if !slices.Equal(names, want) {
-		return fmt.Errorf("model columns do not match the %s feature schema (%d columns, schema has %d)", kind, len(names), len(want))
-	}
-	return nil
-}
-
-// Predictions are the outputs of a bundle's models on the rows of the three tables.
-// Challenger slices are nil when the model is absent.
-type Predictions struct {
-	Success, SuccessGBM []float64 // P(success) per success row
-	Conflict            []float64 // P(conflict) per conflict row
-	// BuildTime and BuildTimeLogNormal are predictive distributions per build-time row.
-	BuildTime, BuildTimeLogNormal eval.Predictive
-	// Baselines holds the classification baselines' probabilities (P(success) per
-	// success row, P(conflict) per conflict row) and BaselineBuildTime the build-time
-	// baselines' distributions, by baseline name.
-	Baselines         map[string][]float64
-	BaselineBuildTime map[string]eval.Predictive
-}
-
-// Predict runs every model of m on its table; a table without rows, or a model m lacks,
-// gives empty outputs.
-func (m *Models) Predict(success, conflict, buildtime *features.Table) *Predictions {
-	p := &Predictions{Baselines: map[string][]float64{}, BaselineBuildTime: map[string]eval.Predictive{}}
-	for name, b := range m.Baselines {
-		switch b.Kind() {
-		case features.KindSuccess:
-			if success.NRows() > 0 {
-				p.Baselines[name] = b.probabilities(success)
-			}
-		case features.KindConflict:
-			if conflict.NRows() > 0 {
-				p.Baselines[name] = b.probabilities(conflict)
-			}
-		case features.KindBuildTime:
-			if buildtime.NRows() > 0 {
-				p.BaselineBuildTime[name] = b.predictive(buildtime)
-			}
-		}
-	}
-	if x := success.Dense(); x != nil {
-		if m.Success != nil {
-			p.Success = m.Success.Predict(nil, x)
-		}
-		if m.SuccessGBM != nil {
-			p.SuccessGBM = m.SuccessGBM.Predict(nil, x)
-		}
-	}
-	if x := conflict.Dense(); x != nil && m.Conflict != nil {
-		p.Conflict = m.Conflict.Predict(nil, x)
-	}
-	if x := buildtime.Dense(); x != nil {
-		if m.BuildTime != nil {
-			p.BuildTime = predictive(m.BuildTime, x)
-		}
-		if m.BuildTimeLogNormal != nil {
-			p.BuildTimeLogNormal = predictive(m.BuildTimeLogNormal, x)
-		}
-	}
-	return p
-}
-
-// predictive returns the NGBoost distributions of the rows of x in eval's form.
-func predictive(m *ngboost.Model, x mat.Matrix) eval.Predictive {
-	r, _ := x.Dims()
-	params := m.PredictParams(nil, x)
-	p := eval.Predictive{Family: eval.FamilyNormal, Mu: make([]float64, r), Sigma: make([]float64, r)}
-	if m.Family() == ngboost.LogNormal {
-		p.Family = eval.FamilyLogNormal
-	}
-	for i := range r {
-		p.Mu[i] = params[2*i]
-		p.Sigma[i] = math.Exp(params[2*i+1])
-	}
-	return p
+	return &bundleError{err}
 }

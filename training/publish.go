@@ -16,6 +16,7 @@ import (
 	"github.com/sqpredict/sqpredict/eval"
 	"github.com/sqpredict/sqpredict/eval/report"
 	"github.com/sqpredict/sqpredict/features"
+	"github.com/sqpredict/sqpredict/modelset"
 	"github.com/sqpredict/sqpredict/registry"
 )
 
@@ -191,31 +192,25 @@ func RegistryName(repo string) string {
 
 // ExtraConflictLeftOut and ExtraConflictPrior are the manifest extra keys of a bundle
 // without a P-conf model: why it has none, and the P-conf (Config.ConflictPrior) a
-// scorer of the bundle uses for overlapping pairs in its speculation math.
+// scorer of the bundle uses for overlapping pairs in its speculation math. They are
+// modelset's, which the scorer reads.
 const (
-	ExtraConflictLeftOut = "conflict_left_out"
-	ExtraConflictPrior   = "conflict_prior"
+	ExtraConflictLeftOut = modelset.ExtraConflictLeftOut
+	ExtraConflictPrior   = modelset.ExtraConflictPrior
 )
 
 // ExtraServedBaselines is the manifest extra key naming, as "section=baseline" pairs
 // separated by spaces (e.g. "conflict=constant-rate"), the sections whose scorer model is
 // a baseline because the champion did not beat it (Config.BaselineGate
 // BaselineGateServe).
-const ExtraServedBaselines = "served_baselines"
+const ExtraServedBaselines = modelset.ExtraServedBaselines
 
 // ServedBaselines returns the sections of a manifest's ExtraServedBaselines with the
-// baseline each serves: "success", "conflict" or "buildtime" to a baseline name.
+// baseline each serves: "success", "conflict" or "buildtime" to a baseline name
+// (modelset.ServedBaselines; errors also wrap ErrBundle).
 func ServedBaselines(extra map[string]string) (map[string]string, error) {
-	out := map[string]string{}
-	for f := range strings.FieldsSeq(extra[ExtraServedBaselines]) {
-		sec, name, ok := strings.Cut(f, "=")
-		kind, known := baselineKind[name]
-		if !ok || !known || kind.String() != sec {
-			return nil, fmt.Errorf("%w: manifest %s: %q is not section=baseline of that section", ErrBundle, ExtraServedBaselines, f)
-		}
-		out[sec] = name
-	}
-	return out, nil
+	m, err := modelset.ServedBaselines(extra)
+	return m, bundleErr(err)
 }
 
 // Publish checks that each champion of res beats the best baseline of its section on the
@@ -337,7 +332,7 @@ func rowsText(m map[string]int) string {
 // WriteFiles writes the files of res's bundle into dir: the models, the developer
 // table, features.json, metrics.json and the report (see the package documentation).
 func (res *Result) WriteFiles(dir string) error {
-	files, err := res.Models.files()
+	files, err := res.Models.Files()
 	if err != nil {
 		return err
 	}

@@ -210,11 +210,11 @@ func TestTimeSplitLeak(t *testing.T) {
 	if !got.Cut.Equal(base.Cut) {
 		t.Fatalf("cut moved from %v to %v", base.Cut, got.Cut)
 	}
-	fa, err := base.HoldoutModels.files()
+	fa, err := base.HoldoutModels.Files()
 	if err != nil {
 		t.Fatal(err)
 	}
-	fb, err := got.HoldoutModels.files()
+	fb, err := got.HoldoutModels.Files()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,8 +223,8 @@ func TestTimeSplitLeak(t *testing.T) {
 			t.Errorf("holdout model %s changed when only holdout rows changed: a leak", name)
 		}
 	}
-	ra, _ := base.Models.files()
-	rb, _ := got.Models.files()
+	ra, _ := base.Models.Files()
+	rb, _ := got.Models.Files()
 	if bytes.Equal(ra[FileSuccess], rb[FileSuccess]) || bytes.Equal(ra[FileBuildTime], rb[FileBuildTime]) {
 		t.Error("refitted models did not change: the planted change did not reach the data")
 	}
@@ -612,11 +612,11 @@ func TestAsOfIgnoresFuture(t *testing.T) {
 	}
 	got := mustTrain(t, future, cfg)
 	for _, pair := range [][2]*Models{{base.Models, got.Models}, {base.HoldoutModels, got.HoldoutModels}} {
-		fa, err := pair[0].files()
+		fa, err := pair[0].Files()
 		if err != nil {
 			t.Fatal(err)
 		}
-		fb, err := pair[1].files()
+		fb, err := pair[1].Files()
 		if err != nil {
 			t.Fatal(err)
 		}

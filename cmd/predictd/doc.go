@@ -10,5 +10,19 @@
 // small synthetic history, see internal/defaultbundle) on 127.0.0.1:50051. It reports
 // NOT_SERVING on gRPC health until the first bundle is loaded, exits non-zero when that
 // load fails, and on SIGINT or SIGTERM drains: health NOT_SERVING, GracefulStop (Stop
-// after --shutdown-timeout), then the reload loop stops.
+// after --shutdown-timeout), then the reload loop stops. It logs the requests served,
+// drained and cut off, and exits non-zero when the stop cut requests off.
+//
+// Operators' defaults: gRPC reflection is on when --listen is a loopback address (so
+// that `grpcurl -plaintext 127.0.0.1:50051 list` works) and off otherwise unless
+// --reflection is given; --metrics-listen serves /metrics, /healthz (the process is up)
+// and /readyz (a champion is loaded and the server is not stopping); --log-format json
+// writes JSON logs; --version prints the version. --challenger-share or --shadow with no
+// challenger loaded is logged as a warning.
+//
+// The challenger is the bundle the registry's challenger pointer names, or, with
+// --challenger-models gbm-success,ngboost-lognormal, the champion bundle's own
+// challenger models (trained by trainer train --challengers) in place of the champions
+// of their sections, reloaded with the champion; either is routed by
+// --challenger-share or runs in --shadow.
 package main

@@ -7,11 +7,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
+	"github.com/sqpredict/sqpredict/internal/bundleload"
+	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/server"
 )
 
@@ -23,13 +28,19 @@ type config struct {
 	metricsListen   string
 	challengerShare float64
 	shadow          bool
-	predictionLog   string
-	tlsCert, tlsKey string
-	maxBatch        int
-	reloadInterval  time.Duration
-	shutdownTimeout time.Duration
-	reflection      bool
-	logLevel        slog.Level
+	// challengerModels are the champion bundle's challenger models served as the
+	// challenger (--challenger-models); empty means the challenger pointer's bundle.
+	challengerModels []string
+	predictionLog    string
+	tlsCert, tlsKey  string
+	maxBatch         int
+	reloadInterval   time.Duration
+	shutdownTimeout  time.Duration
+	reflection       bool
+	logLevel         slog.Level
+	logFormat        string
+	// version asks for the version to be printed instead of serving.
+	version bool
 
 	// exampleOut, when not nil, receives a ready-to-paste example request.
 	exampleOut io.Writer
@@ -53,6 +64,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("--shutdown-timeout %v is not positive", c.shutdownTimeout)
 	case c.registry == "" && c.repo != "":
 		return errors.New("--repo needs --registry (the default bundle names its own repository)")
+	case c.logFormat != "text" && c.logFormat != "json":
+		return fmt.Errorf("--log-format %q is not text or json", c.logFormat)
 	}
 	return nil
 }
@@ -68,19 +81,38 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.metricsListen, "metrics-listen", "", "HTTP address for Prometheus /metrics (default: none)")
 	fs.Float64Var(&c.challengerShare, "challenger-share", 0, "share of changes, in [0, 1], routed to the challenger by a hash of the change id")
 	fs.BoolVar(&c.shadow, "shadow", false, "score every request with the challenger too, log both, return the champion's")
+	fs.Func("challenger-models", "serve the champion bundle's own challenger models as the challenger, in place of the challenger pointer's bundle: "+
+		"a comma-separated list of gbm-success (success) and ngboost-lognormal (build time), trained by trainer train --challengers; "+
+		"routed by --challenger-share or run in --shadow", func(s string) error {
+		ms, err := bundleload.ParseChallengerModels(s)
+		c.challengerModels = ms
+		return err
+	})
 	fs.StringVar(&c.predictionLog, "prediction-log", "", "folder of rotating JSON-lines prediction logs (default: none)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	fs.IntVar(&c.maxBatch, "max-batch", server.DefaultMaxBatch, "largest number of items in any list of a request")
 	fs.DurationVar(&c.reloadInterval, "reload-interval", 10*time.Second, "how often to poll the registry's pointers")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long to drain requests before stopping hard")
-	fs.BoolVar(&c.reflection, "reflection", false, "register gRPC server reflection")
+	fs.BoolVar(&c.reflection, "reflection", false, "register gRPC server reflection (default: on when --listen is a loopback address, off otherwise)")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
+	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if c.version {
+		return c, nil
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["reflection"] {
+		// Reflection lets grpcurl list the services with no .proto at hand: on by
+		// default where only this machine can reach the server.
+		c.reflection = loopback(c.listen)
 	}
 	if err := c.validate(); err != nil {
 		return nil, err
@@ -97,12 +129,56 @@ func main() {
 		fmt.Fprintln(os.Stderr, "predictd:", err)
 		os.Exit(2)
 	}
+	if cfg.version {
+		fmt.Println(versionString())
+		return
+	}
 	cfg.exampleOut = os.Stderr
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	log := newLogger(os.Stderr, cfg.logFormat, cfg.logLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, log); err != nil {
 		log.Error("predictd failed", "err", err)
 		os.Exit(1)
 	}
+}
+
+// loopback reports whether the listen address addr binds only loopback interfaces:
+// "localhost" or a loopback IP. An empty host (all interfaces) is not loopback.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// newLogger returns the logger of --log-format (text or json) and --log-level writing to
+// w.
+func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// versionString returns "predictd VERSION (revision REV, GOVERSION)" from the build
+// information: the module version ("(devel)" for a build of a checkout) and the VCS
+// revision (registry.VCSRevision, "+dirty" for a modified work tree; "unknown" when the
+// build did not record it).
+func versionString() string {
+	version, goVersion := "(unknown)", runtime.Version()
+	rev := registry.VCSRevision()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version = bi.Main.Version
+	}
+	if rev == "" {
+		rev = "unknown"
+	}
+	return fmt.Sprintf("predictd %s (revision %s, %s)", version, rev, goVersion)
 }

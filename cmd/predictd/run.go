@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
@@ -30,9 +33,13 @@ import (
 //
 //	registry     open (or install the default bundle into a temporary one) / remove it
 //	gRPC server  Serve / health.Shutdown, GracefulStop, Stop after the timeout
-//	first load   champion, then challenger; a failed champion load ends run
+//	first load   champion (or the newest older version that loads), then challenger;
+//	             no champion at all ends run
 //	reload loop  registry.Watch + Reloader.Follow / cancel the watch, wait for Follow
-//	metrics      HTTP /metrics / Shutdown
+//	metrics      HTTP /metrics, /healthz, /readyz / Shutdown
+//
+// At stop it logs the requests served, drained and cut off; a stop that cut requests off
+// (Stop after --shutdown-timeout) returns an error, so the process exits non-zero.
 func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	// Registry.
 	regDir, repo := cfg.registry, cfg.repo
@@ -58,10 +65,15 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 		if err != nil {
 			return err
 		}
-		if len(repos) != 1 {
+		switch len(repos) {
+		case 0:
+			return fmt.Errorf("predictd: registry %s holds no bundle yet: publish one with "+
+				"`trainer train --history DIR --registry %s` (or run predictd without --registry to serve the built-in bundle)", regDir, regDir)
+		case 1:
+			repo = repos[0]
+		default:
 			return fmt.Errorf("predictd: registry %s holds repositories %q: choose one with --repo", regDir, repos)
 		}
-		repo = repos[0]
 	}
 
 	// Metrics, models, service.
@@ -71,6 +83,10 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	models := &server.Models{}
 	healthSrv, ready := server.NewHealth()
 	reloader := &server.Reloader{Models: models, Load: bundleload.Loader(reg, repo), Metrics: metrics, Log: log, OnChampion: ready}
+	if len(cfg.challengerModels) > 0 {
+		reloader.Load = bundleload.ChallengerLoader(reg, repo, cfg.challengerModels)
+		reloader.ChallengerFollowsChampion = true
+	}
 
 	var predLog *server.RotatingLog
 	if cfg.predictionLog != "" {
@@ -92,7 +108,10 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	}
 
 	// gRPC server.
-	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(server.UnaryInterceptor(log, metrics))}
+	var tracker server.Tracker
+	var stopping atomic.Bool
+	isReady := func() bool { return models.Champion() != nil && !stopping.Load() }
+	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(tracker.UnaryInterceptor(), server.UnaryInterceptor(log, metrics))}
 	if cfg.tlsCert != "" {
 		creds, err := credentials.NewServerTLSFromFile(cfg.tlsCert, cfg.tlsKey)
 		if err != nil {
@@ -112,17 +131,10 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
+	var drained, cut int64
 	stopGRPC := func() {
-		healthSrv.Shutdown()
-		done := make(chan struct{})
-		go func() { gs.GracefulStop(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(cfg.shutdownTimeout):
-			log.Warn("graceful stop timed out, stopping", "timeout", cfg.shutdownTimeout)
-			gs.Stop()
-			<-done
-		}
+		stopping.Store(true)
+		drained, cut = stopServer(gs, healthSrv, &tracker, cfg.shutdownTimeout, log)
 	}
 
 	// Metrics HTTP server.
@@ -137,6 +149,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 		metricsAddr = mlis.Addr().String()
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(promReg, promhttp.HandlerOpts{Registry: promReg}))
+		server.HandleHTTPHealth(mux, isReady)
 		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := hs.Serve(mlis); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -165,19 +178,39 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	// reload loop only when its pointer moves).
 	version, err := reg.Champion(repo)
 	if err == nil {
-		err = reloader.Reload(registry.RoleChampion, version)
+		versions, lerr := reg.List(repo)
+		if lerr != nil {
+			log.Error("listing versions failed; no fallback if the champion fails to load", "err", lerr)
+		}
+		err = reloader.StartChampion(version, versions)
 	}
 	if err != nil {
 		stopAll(nil)
-		if cfg.registry == "" && errors.Is(err, registry.ErrSchemaMismatch) {
+		switch {
+		case cfg.registry == "" && errors.Is(err, registry.ErrSchemaMismatch):
 			return fmt.Errorf("predictd: the built-in default bundle was trained with other feature code; run go generate ./internal/defaultbundle and rebuild: %w", err)
+		case errors.Is(err, registry.ErrNoPointer) || errors.Is(err, registry.ErrNotFound):
+			return fmt.Errorf("predictd: %s has no champion to serve in registry %s: publish one with "+
+				"`trainer train --history DIR --registry %s`, or choose a version with "+
+				"`trainer registry promote --registry %s --repo %s VERSION` (`trainer registry list` shows them): %w",
+				repo, regDir, regDir, regDir, repo, err)
 		}
 		return fmt.Errorf("predictd: first load of %s: %w", repo, err)
 	}
-	if v, err := reg.Challenger(repo); err == nil {
+	switch v, err := reg.Challenger(repo); {
+	case err == nil && reloader.ChallengerFollowsChampion:
+		log.Warn("ignoring the challenger pointer: --challenger-models serves the champion bundle's challenger models", "pointer", v)
+	case err == nil:
 		_ = reloader.Reload(registry.RoleChallenger, v) // a bad challenger is logged and counted; the champion serves
-	} else if !errors.Is(err, registry.ErrNoPointer) {
+	case !errors.Is(err, registry.ErrNoPointer):
 		log.Error("reading the challenger pointer failed", "err", err)
+	}
+	if models.Challenger() != nil && cfg.challengerShare == 0 && !cfg.shadow {
+		log.Warn("a challenger is loaded but serves nothing: set --challenger-share or --shadow", "challenger", models.Challenger().Version)
+	}
+	if (cfg.challengerShare > 0 || cfg.shadow) && models.Challenger() == nil {
+		log.Warn("no challenger is loaded: every request is served by the champion until the challenger pointer is set "+
+			"(trainer registry set-challenger)", "challenger_share", cfg.challengerShare, "shadow", cfg.shadow)
 	}
 
 	// Reload loop.
@@ -190,7 +223,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	stopReload := func() { cancelWatch(); <-followDone }
 
 	log.Info("serving", "listen", lis.Addr().String(), "repo", repo, "metrics", metricsAddr,
-		"challenger_share", cfg.challengerShare, "shadow", cfg.shadow, "reflection", cfg.reflection, "tls", cfg.tlsCert != "")
+		"challenger_share", cfg.challengerShare, "shadow", cfg.shadow, "challenger_models", strings.Join(cfg.challengerModels, ","), "reflection", cfg.reflection, "tls", cfg.tlsCert != "")
 	if cfg.exampleOut != nil {
 		// Printed as is, not through the logger, so that it can be pasted into a shell.
 		fmt.Fprintf(cfg.exampleOut, "example request:\n  %s\n", exampleRequest(lis.Addr().String(), cfg))
@@ -201,12 +234,35 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 
 	select {
 	case <-ctx.Done():
-		log.Info("shutting down")
+		log.Info("shutting down", "in_flight", tracker.InFlight())
 		stopAll(stopReload)
 		<-serveErr
-		return nil
 	case err := <-serveErr:
 		stopAll(stopReload)
 		return fmt.Errorf("predictd: serving: %w", err)
 	}
+	log.Info("stopped", "requests_served", tracker.Served(), "drained", drained, "cut_off", cut)
+	if cut > 0 {
+		return fmt.Errorf("predictd: shutdown cut off %d in-flight requests after --shutdown-timeout %v", cut, cfg.shutdownTimeout)
+	}
+	return nil
+}
+
+// stopServer stops gs in order: health NOT_SERVING so that clients drain, then
+// GracefulStop, and Stop once timeout has passed. It returns the requests in flight at
+// the start that were drained and those Stop cut off.
+func stopServer(gs *grpc.Server, hs *health.Server, tr *server.Tracker, timeout time.Duration, log *slog.Logger) (drained, cut int64) {
+	hs.Shutdown()
+	before := tr.InFlight()
+	done := make(chan struct{})
+	go func() { gs.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		cut = tr.InFlight()
+		log.Warn("graceful stop timed out, stopping", "timeout", timeout, "in_flight", cut)
+		gs.Stop()
+		<-done
+	}
+	return max(before-cut, 0), cut
 }

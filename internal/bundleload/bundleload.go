@@ -2,23 +2,26 @@ package bundleload
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/sqpredict/sqpredict/modelset"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/scoring"
 	"github.com/sqpredict/sqpredict/server"
-	"github.com/sqpredict/sqpredict/training"
 )
 
 // Loader returns a server.LoadFunc that loads versions of repo from reg: registry.Load
 // checks the manifest, every checksum and the feature schema hash against
-// training.SchemaHash (the code of this binary), training.LoadPartialModels reads every
+// modelset.SchemaHash (the code of this binary), modelset.LoadPartialModels reads every
 // model and checks its columns, and scoring.NewScorer checks the models' widths. Any
-// failure leaves the server with the model it has.
+// failure leaves the server with the model it has. Loading goes through modelset, not
+// training, so that predictd does not link the trainer.
 func Loader(reg *registry.Registry, repo string) server.LoadFunc {
 	return func(role registry.Role, version string) (*server.Model, error) {
-		b, err := reg.Load(repo, version, training.SchemaHash())
+		b, err := reg.Load(repo, version, modelset.SchemaHash())
 		if err != nil {
 			return nil, err
 		}
@@ -27,57 +30,147 @@ func Loader(reg *registry.Registry, repo string) server.LoadFunc {
 }
 
 // FromBundle builds the server model of the verified bundle b. A section the manifest
-// serves with a baseline (training.ExtraServedBaselines) is scored by that baseline. A
+// serves with a baseline (modelset.ExtraServedBaselines) is scored by that baseline. A
 // bundle without a P-conf model (left out because its history had no conflict labels)
 // gets a scorer without one (scoring.NewScorerNoConflict), whose conflict prior is the
-// manifest's training.ExtraConflictPrior; a bundle without a success or build-time
+// manifest's modelset.ExtraConflictPrior; a bundle without a success or build-time
 // model cannot be served.
 func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
-	ms, err := training.LoadPartialModels(b)
+	return fromBundle(b, role, nil)
+}
+
+// FromBundleChallengers is FromBundle with the bundle's own challenger models named in
+// challengers (ParseChallengerModels) serving their sections in place of the champions:
+// modelset.ChallengerGBMSuccess the success section, modelset.ChallengerNGBoostLogNormal
+// the build-time section (LogNormal). The other sections are served as by FromBundle. A
+// bundle trained without a named challenger is refused, naming it.
+func FromBundleChallengers(b *registry.Bundle, role registry.Role, challengers []string) (*server.Model, error) {
+	return fromBundle(b, role, challengers)
+}
+
+// ChallengerLoader returns a server.LoadFunc like Loader's, except that the challenger
+// role loads the version's own challenger models named in challengers
+// (FromBundleChallengers): with server.Reloader.ChallengerFollowsChampion, the champion
+// bundle's challenger models are served, routed or in shadow, beside its champions.
+func ChallengerLoader(reg *registry.Registry, repo string, challengers []string) server.LoadFunc {
+	return func(role registry.Role, version string) (*server.Model, error) {
+		b, err := reg.Load(repo, version, modelset.SchemaHash())
+		if err != nil {
+			return nil, err
+		}
+		if role == registry.RoleChallenger {
+			return FromBundleChallengers(b, role, challengers)
+		}
+		return FromBundle(b, role)
+	}
+}
+
+// ParseChallengerModels splits a comma-separated list of challenger model names
+// (modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostLogNormal), as predictd's
+// --challenger-models gives it, dropping repeats. An unknown name is an error naming it.
+func ParseChallengerModels(s string) ([]string, error) {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		switch f {
+		case "":
+			continue
+		case modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostLogNormal:
+		default:
+			return nil, fmt.Errorf("bundleload: challenger model %q is not %s or %s", f, modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostLogNormal)
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func fromBundle(b *registry.Bundle, role registry.Role, challengers []string) (*server.Model, error) {
+	ms, err := modelset.LoadPartialModels(b)
 	if err != nil {
 		return nil, err
 	}
-	served, err := training.ServedBaselines(b.Manifest.Extra)
+	served, err := modelset.ServedBaselines(b.Manifest.Extra)
 	if err != nil {
 		return nil, err
 	}
 	var success, conflict scoring.Predictor
 	var buildTime scoring.DistPredictor
+	names := map[string]string{"success": "none", "conflict": "none", "buildtime": "none"}
+	family := scoring.BuildNormal
 	if ms.Success != nil {
-		success = ms.Success
+		success, names["success"] = ms.Success, modelset.ModelLogistic
 	}
 	if ms.Conflict != nil {
-		conflict = ms.Conflict
+		conflict, names["conflict"] = ms.Conflict, modelset.ModelLogistic
 	}
 	if ms.BuildTime != nil {
-		buildTime = ms.BuildTime
+		buildTime, names["buildtime"] = ms.BuildTime, modelset.ModelNGBoostNormal
+	}
+	champs, err := modelset.Champions(b.Manifest.Extra)
+	if err != nil {
+		return nil, fmt.Errorf("bundleload: %s: %w", b.Dir, err)
+	}
+	switch c := champs["buildtime"]; c {
+	case "", modelset.ModelNGBoostNormal, modelset.ModelNGBoostLogNormal:
+	default:
+		return nil, fmt.Errorf("bundleload: %s: the manifest's build-time champion %q is not %s or %s",
+			b.Dir, c, modelset.ModelNGBoostNormal, modelset.ModelNGBoostLogNormal)
+	}
+	if champs["buildtime"] == modelset.ModelNGBoostLogNormal {
+		if ms.BuildTimeLogNormal == nil {
+			return nil, fmt.Errorf("bundleload: %s: the manifest's build-time champion is %s, but the bundle has no %s",
+				b.Dir, modelset.ModelNGBoostLogNormal, modelset.FileBuildTimeLogNormal)
+		}
+		buildTime, names["buildtime"], family = ms.BuildTimeLogNormal, modelset.ModelNGBoostLogNormal, scoring.BuildLogNormal
 	}
 	for sec, name := range served {
 		bl := ms.Baselines[name]
 		if bl == nil {
 			return nil, fmt.Errorf("bundleload: %s: the manifest serves %s with baseline %s, which the bundle lacks", b.Dir, sec, name)
 		}
+		names[sec] = "baseline:" + name
 		switch sec {
 		case "success":
 			success = bl
 		case "conflict":
 			conflict = bl
 		case "buildtime":
-			buildTime = bl
+			// Both build-time baselines predict a LogNormal (modelset.Baseline.LogNormal).
+			buildTime, family = bl, scoring.BuildLogNormal
+		}
+	}
+	for _, c := range challengers {
+		switch c {
+		case modelset.ChallengerGBMSuccess:
+			if ms.SuccessGBM == nil {
+				return nil, fmt.Errorf("bundleload: %s: %w: no challenger model %s (%s; train with --challengers %s)",
+					b.Dir, scoring.ErrNoModel, c, modelset.FileSuccessGBM, c)
+			}
+			success, names["success"] = ms.SuccessGBM, modelset.ModelGBM
+		case modelset.ChallengerNGBoostLogNormal:
+			if ms.BuildTimeLogNormal == nil {
+				return nil, fmt.Errorf("bundleload: %s: %w: no challenger model %s (%s; train with --challengers %s)",
+					b.Dir, scoring.ErrNoModel, c, modelset.FileBuildTimeLogNormal, c)
+			}
+			buildTime, names["buildtime"], family = ms.BuildTimeLogNormal, modelset.ModelNGBoostLogNormal, scoring.BuildLogNormal
+		default:
+			return nil, fmt.Errorf("bundleload: unknown challenger model %q", c)
 		}
 	}
 	var sc *scoring.Scorer
 	switch {
 	case success == nil || buildTime == nil:
 		return nil, fmt.Errorf("bundleload: %s: %w: a scorer needs the success and build-time models (left out: %s)",
-			b.Dir, scoring.ErrNoModel, b.Manifest.Extra[training.ExtraLeftOut])
+			b.Dir, scoring.ErrNoModel, b.Manifest.Extra[modelset.ExtraLeftOut])
 	case conflict == nil:
-		prior, perr := strconv.ParseFloat(b.Manifest.Extra[training.ExtraConflictPrior], 64)
+		prior, perr := strconv.ParseFloat(b.Manifest.Extra[modelset.ExtraConflictPrior], 64)
 		if perr != nil {
-			return nil, fmt.Errorf("bundleload: %s: no P-conf model and no valid %s in the manifest: %w", b.Dir, training.ExtraConflictPrior, perr)
+			return nil, fmt.Errorf("bundleload: %s: no P-conf model and no valid %s in the manifest: %w", b.Dir, modelset.ExtraConflictPrior, perr)
 		}
 		why := "the bundle has no P-conf model"
-		if r := b.Manifest.Extra[training.ExtraConflictLeftOut]; r != "" {
+		if r := b.Manifest.Extra[modelset.ExtraConflictLeftOut]; r != "" {
 			why += ": " + r
 		}
 		sc, err = scoring.NewScorerNoConflict(success, buildTime, ms.DevTable, why, prior)
@@ -87,5 +180,8 @@ func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bundleload: %s: %w", b.Dir, err)
 	}
-	return &server.Model{Role: role, Version: b.Manifest.Version, Manifest: b.Manifest, Scorer: sc, LoadedAt: time.Now()}, nil
+	return &server.Model{
+		Role: role, Version: b.Manifest.Version, Manifest: b.Manifest, Scorer: sc, LoadedAt: time.Now(),
+		BuildFamily: family, Served: names,
+	}, nil
 }

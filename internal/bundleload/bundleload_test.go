@@ -4,18 +4,26 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/sqpredict/sqpredict/datasets"
 	"github.com/sqpredict/sqpredict/datasets/synth"
+	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/internal/bundleload"
 	"github.com/sqpredict/sqpredict/internal/defaultbundle"
+	"github.com/sqpredict/sqpredict/modelset"
+	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/scoring"
+	"github.com/sqpredict/sqpredict/server"
 	"github.com/sqpredict/sqpredict/training"
 )
 
@@ -146,4 +154,260 @@ func TestNoConflictModel(t *testing.T) {
 	if p := m.Scorer.PredictSuccess(nil, []scoring.SuccessInput{{Change: &c}}); !(p[0] > 0 && p[0] < 1) {
 		t.Errorf("P-succ = %v", p)
 	}
+}
+
+// editManifest rewrites the extra keys of the manifest of the bundle folder dir.
+func editManifest(t *testing.T, dir string, extra map[string]string) {
+	t.Helper()
+	path := filepath.Join(dir, registry.ManifestName)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var man map[string]any
+	if err := json.Unmarshal(raw, &man); err != nil {
+		t.Fatal(err)
+	}
+	ex, _ := man["extra"].(map[string]any)
+	if ex == nil {
+		ex = map[string]any{}
+		man["extra"] = ex
+	}
+	for k, v := range extra {
+		ex[k] = v
+	}
+	if raw, err = json.Marshal(man); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLogNormalChampion trains the LogNormal NGBoost challenger, names it the build-time
+// champion in the manifest and checks that the loaded model serves it as a LogNormal
+// (BuildFamily, Served) and predicts its moments; a build-time baseline served in its
+// place is LogNormal too, and a champion the bundle lacks or does not know is refused.
+func TestLogNormalChampion(t *testing.T) {
+	h, err := synth.Generate(context.Background(), synth.Config{Profile: "go", Days: 2, Seed: 4, ChangesPerHour: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asOf := h.Changes[len(h.Changes)-1].SubmittedAt.Add(time.Hour)
+	res, err := training.Train(context.Background(), h, training.Config{AsOf: asOf, Window: training.Duration(30 * 24 * time.Hour),
+		Seed: 1, BaselineGate: training.BaselineGateOff, BuildTime: training.NGBoostParams{NEstimators: 20},
+		Challengers: []string{training.ChallengerNGBoostLogNormal}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := training.Publish(context.Background(), reg, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := training.RegistryName(res.Repo)
+	b, err := reg.Load(repo, version, training.SchemaHash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	normal, err := bundleload.FromBundle(b, registry.RoleChampion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if normal.BuildFamily != scoring.BuildNormal || normal.Served["buildtime"] != modelset.ModelNGBoostNormal {
+		t.Errorf("default champion: family %v, served %v; want Normal, %s", normal.BuildFamily, normal.Served, modelset.ModelNGBoostNormal)
+	}
+
+	load := func(extra map[string]string) (*server.Model, error) {
+		t.Helper()
+		dir := t.TempDir()
+		if err := os.CopyFS(dir, os.DirFS(b.Dir)); err != nil {
+			t.Fatal(err)
+		}
+		editManifest(t, dir, extra)
+		lb, err := registry.LoadDir(dir, training.SchemaHash())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bundleload.FromBundle(lb, registry.RoleChampion)
+	}
+	ms, err := training.LoadModels(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := load(map[string]string{modelset.ExtraChampions: "success=logistic conflict=logistic buildtime=ngboost-lognormal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.BuildFamily != scoring.BuildLogNormal || m.Served["buildtime"] != training.ModelNGBoostLogNormal {
+		t.Errorf("LogNormal champion: family %v, served %v; want LogNormal, %s", m.BuildFamily, m.Served, training.ModelNGBoostLogNormal)
+	}
+	in := []scoring.BuildInput{{Change: &h.Changes[0]}, {Change: &h.Changes[1]}}
+	want, err := scoring.NewScorer(ms.Success, ms.Conflict, ms.BuildTimeLogNormal, ms.DevTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same model file, same rows: the outputs reproduce exactly.
+	if got, w := m.Scorer.PredictBuildTime(nil, in), want.PredictBuildTime(nil, in); !slices.Equal(got, w) {
+		t.Errorf("LogNormal champion predicts %v, want the LogNormal NGBoost's %v", got, w)
+	}
+	if got := normal.Scorer.PredictBuildTime(nil, in); slices.Equal(got, want.PredictBuildTime(nil, in)) {
+		t.Errorf("the Normal champion predicts what the LogNormal one does (%v)", got)
+	}
+
+	m, err = load(map[string]string{training.ExtraServedBaselines: "buildtime=" + training.BaselineZuulMean10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.BuildFamily != scoring.BuildLogNormal || m.Served["buildtime"] != "baseline:"+training.BaselineZuulMean10 {
+		t.Errorf("served build-time baseline: family %v, served %v; want LogNormal, baseline:%s", m.BuildFamily, m.Served, training.BaselineZuulMean10)
+	}
+
+	for _, bad := range []string{"buildtime=gbm", "buildtime"} {
+		if _, err := load(map[string]string{modelset.ExtraChampions: bad}); err == nil {
+			t.Errorf("champions %q: no error", bad)
+		}
+	}
+	// The default bundle has no LogNormal NGBoost: naming it the champion is refused.
+	dir := t.TempDir()
+	if err := defaultbundle.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	editManifest(t, dir, map[string]string{modelset.ExtraChampions: "buildtime=ngboost-lognormal"})
+	db, err := registry.LoadDir(dir, training.SchemaHash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bundleload.FromBundle(db, registry.RoleChampion); err == nil || !strings.Contains(err.Error(), training.FileBuildTimeLogNormal) {
+		t.Errorf("LogNormal champion without its file: %v, want an error naming %s", err, training.FileBuildTimeLogNormal)
+	}
+}
+
+// memLog keeps the prediction records it is given.
+type memLog struct{ recs []server.PredictionRecord }
+
+func (l *memLog) LogPredictions(recs []server.PredictionRecord) error {
+	l.recs = append(l.recs, recs...)
+	return nil
+}
+
+// TestChallengerModels serves a bundle's own challenger models (issue 15 item 11): with
+// ChallengerLoader and ChallengerFollowsChampion, loading the champion loads its
+// gbm-success and ngboost-lognormal models as the challenger of the same version, which
+// answers the share of changes routed to it, or runs in shadow and is only logged.
+func TestChallengerModels(t *testing.T) {
+	h, err := synth.Generate(context.Background(), synth.Config{Profile: "go", Days: 2, Seed: 4, ChangesPerHour: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asOf := h.Changes[len(h.Changes)-1].SubmittedAt.Add(time.Hour)
+	res, err := training.Train(context.Background(), h, training.Config{AsOf: asOf, Window: training.Duration(30 * 24 * time.Hour),
+		Seed: 1, BaselineGate: training.BaselineGateOff, BuildTime: training.NGBoostParams{NEstimators: 20},
+		Challengers: []string{training.ChallengerGBMSuccess, training.ChallengerNGBoostLogNormal}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := training.Publish(context.Background(), reg, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := training.RegistryName(res.Repo)
+	names, err := bundleload.ParseChallengerModels("gbm-success, ngboost-lognormal,gbm-success")
+	if err != nil || !slices.Equal(names, []string{modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostLogNormal}) {
+		t.Fatalf("ParseChallengerModels = %v, %v", names, err)
+	}
+	if _, err := bundleload.ParseChallengerModels("gbm"); err == nil {
+		t.Error("ParseChallengerModels(gbm): no error")
+	}
+	// The trainer's names are the same.
+	if training.ChallengerGBMSuccess != modelset.ChallengerGBMSuccess || training.ChallengerNGBoostLogNormal != modelset.ChallengerNGBoostLogNormal {
+		t.Error("challenger names differ between training and modelset")
+	}
+
+	models := &server.Models{}
+	rl := &server.Reloader{Models: models, Load: bundleload.ChallengerLoader(reg, repo, names), ChallengerFollowsChampion: true}
+	if err := rl.Reload(registry.RoleChampion, version); err != nil {
+		t.Fatal(err)
+	}
+	ch := models.Challenger()
+	if ch == nil || ch.Version != version || ch.Role != registry.RoleChallenger {
+		t.Fatalf("challenger = %+v, want the challenger models of %s", ch, version)
+	}
+	want := map[string]string{"success": modelset.ModelGBM, "conflict": modelset.ModelLogistic, "buildtime": modelset.ModelNGBoostLogNormal}
+	if !maps.Equal(ch.Served, want) || ch.BuildFamily != scoring.BuildLogNormal {
+		t.Errorf("challenger serves %v (%v), want %v (LogNormal)", ch.Served, ch.BuildFamily, want)
+	}
+	// A challenger pointer event changes nothing.
+	events := make(chan registry.Event, 1)
+	events <- registry.Event{Role: registry.RoleChallenger}
+	close(events)
+	rl.Follow(events)
+	if models.Challenger() != ch {
+		t.Error("a challenger pointer event replaced the challenger models")
+	}
+
+	ms, err := training.LoadModels(mustLoad(t, reg, repo, version))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.Changes[len(h.Changes)-1]
+	x := mat.NewDense(1, features.NSuccess, nil)
+	features.Success(x.RawRowView(0), &c, features.Speculation{}, ms.DevTable.Lookup(c.Author), ms.DevTable.Recent(ms.DevTable.Repos()[0], &c))
+	wantGBM, wantLogistic := ms.SuccessGBM.Predict(nil, x)[0], ms.Success.Predict(nil, x)[0]
+	req := &pb.PredictSuccessRequest{Changes: []*pb.SuccessQuery{{
+		Change:      server.ChangeToProto(&c),
+		Speculation: &pb.SpeculationCounts{Succeeded: new(float64), Failed: new(float64), Height: new(float64), ConflictsCount: new(float64), QueueAhead: new(float64), PathChanges: new(float64), PathLinesChanged: new(float64)},
+	}}}
+	for _, tc := range []struct {
+		name   string
+		cfg    server.Config
+		role   pb.ModelRole
+		want   float64
+		logged int
+	}{
+		{"routed", server.Config{ChallengerShare: 1}, pb.ModelRole_MODEL_ROLE_CHALLENGER, wantGBM, 1},
+		{"shadow", server.Config{ChallengerShare: 1, Shadow: true}, pb.ModelRole_MODEL_ROLE_CHAMPION, wantLogistic, 2},
+	} {
+		var lg memLog
+		tc.cfg.Repo, tc.cfg.PredictionLog = c.Repo, &lg
+		svc, err := server.NewPredictor(tc.cfg, models)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := svc.PredictSuccess(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := resp.GetPredictions()[0]
+		// Same model, same row: the outputs reproduce exactly.
+		if p.GetModel().GetRole() != tc.role || p.GetModel().GetVersion() != version || p.GetPSucc() != tc.want {
+			t.Errorf("%s: p_succ %v by %v, want %v by %v %s", tc.name, p.GetPSucc(), p.GetModel(), tc.want, tc.role, version)
+		}
+		if len(lg.recs) != tc.logged {
+			t.Errorf("%s: %d prediction records, want %d", tc.name, len(lg.recs), tc.logged)
+		}
+		if tc.name == "shadow" && (lg.recs[1].Role != "challenger" || lg.recs[1].Served || *lg.recs[1].PSucc != wantGBM) {
+			t.Errorf("shadow record = %+v, want the challenger's unserved %v", lg.recs[1], wantGBM)
+		}
+	}
+	if wantGBM == wantLogistic {
+		t.Errorf("the GBM and logistic predict the same %v: the test cannot tell them apart", wantGBM)
+	}
+}
+
+// mustLoad loads version of repo from reg.
+func mustLoad(t *testing.T, reg *registry.Registry, repo, version string) *registry.Bundle {
+	t.Helper()
+	b, err := reg.Load(repo, version, modelset.SchemaHash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -1147,8 +1147,11 @@ type BuildTimePrediction struct {
 	MeanSeconds   float64   `protobuf:"fixed64,3,opt,name=mean_seconds,json=meanSeconds,proto3" json:"mean_seconds,omitempty"`
 	StddevSeconds float64   `protobuf:"fixed64,4,opt,name=stddev_seconds,json=stddevSeconds,proto3" json:"stddev_seconds,omitempty"`
 	Model         *ModelRef `protobuf:"bytes,5,opt,name=model,proto3" json:"model,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The family of the predictive distribution (the bundle's build-time model): the
+	// finish-order math of ScoreSpeculation uses it for this change.
+	BuildTimeFamily BuildTimeFamily `protobuf:"varint,6,opt,name=build_time_family,json=buildTimeFamily,proto3,enum=sqpredict.v1.BuildTimeFamily" json:"build_time_family,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *BuildTimePrediction) Reset() {
@@ -1216,6 +1219,13 @@ func (x *BuildTimePrediction) GetModel() *ModelRef {
 	return nil
 }
 
+func (x *BuildTimePrediction) GetBuildTimeFamily() BuildTimeFamily {
+	if x != nil {
+		return x.BuildTimeFamily
+	}
+	return BuildTimeFamily_BUILD_TIME_FAMILY_UNSPECIFIED
+}
+
 // PredictBuildTimeResponse holds one prediction per build, in request order.
 type PredictBuildTimeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1277,13 +1287,28 @@ type QueueChange struct {
 	// build time of the build build_speculation describes.
 	BuildTimeMeanSeconds   *float64 `protobuf:"fixed64,4,opt,name=build_time_mean_seconds,json=buildTimeMeanSeconds,proto3,oneof" json:"build_time_mean_seconds,omitempty"`
 	BuildTimeStddevSeconds *float64 `protobuf:"fixed64,5,opt,name=build_time_stddev_seconds,json=buildTimeStddevSeconds,proto3,oneof" json:"build_time_stddev_seconds,omitempty"`
-	// The change at its submission, for P-succ (see SpeculationCounts).
+	// The change at its submission, for P-succ (see SpeculationCounts). A field the
+	// caller sets wins; an unset one is computed from the request, as the trainer computes
+	// it (features.SubmissionSpeculation), taking the changes ahead of this one in
+	// `changes` as those pending at its submission: queue_ahead and height count them,
+	// conflicts_count those whose affected targets overlap this change's, path_changes
+	// and path_lines_changed those that may conflict with it. succeeded and failed (the
+	// revision's earlier attempts, which no queue holds) are 0 for a revision's first
+	// submission (revision_submissions 1) and unknown otherwise. So a caller that knows
+	// the queue at submission (changes that have landed since) sets the fields.
 	Speculation *SpeculationCounts `protobuf:"bytes,6,opt,name=speculation,proto3" json:"speculation,omitempty"`
-	// The build whose time is predicted, for the build time; unset means
-	// speculation's counts are used.
+	// The build whose time is predicted, for the build time. Unset means speculation's
+	// counts other than succeeded and failed. Fields the caller sets win; unset
+	// succeeded and failed count this change's SUCCEEDED and FAILED builds in `builds`,
+	// and the other unset fields are computed as for speculation.
 	BuildSpeculation *SpeculationCounts `protobuf:"bytes,7,opt,name=build_speculation,json=buildSpeculation,proto3" json:"build_speculation,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The family of the build time the plan uses for the change. Unspecified means the
+	// family of the bundle that serves the change (routed by change_id), whether the
+	// caller gave the mean and standard deviation or they are predicted; Normal when no
+	// bundle is loaded.
+	BuildTimeFamily BuildTimeFamily `protobuf:"varint,8,opt,name=build_time_family,json=buildTimeFamily,proto3,enum=sqpredict.v1.BuildTimeFamily" json:"build_time_family,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *QueueChange) Reset() {
@@ -1363,6 +1388,13 @@ func (x *QueueChange) GetBuildSpeculation() *SpeculationCounts {
 		return x.BuildSpeculation
 	}
 	return nil
+}
+
+func (x *QueueChange) GetBuildTimeFamily() BuildTimeFamily {
+	if x != nil {
+		return x.BuildTimeFamily
+	}
+	return BuildTimeFamily_BUILD_TIME_FAMILY_UNSPECIFIED
 }
 
 // QueueConflict is ConflictEdge of speculation.proto with P-conf optional.
@@ -1567,9 +1599,11 @@ type ScoredChange struct {
 	BuildTimeMeanSeconds   float64                `protobuf:"fixed64,3,opt,name=build_time_mean_seconds,json=buildTimeMeanSeconds,proto3" json:"build_time_mean_seconds,omitempty"`
 	BuildTimeStddevSeconds float64                `protobuf:"fixed64,4,opt,name=build_time_stddev_seconds,json=buildTimeStddevSeconds,proto3" json:"build_time_stddev_seconds,omitempty"`
 	// The bundle that predicted what the caller left out; unset when nothing was.
-	Model         *ModelRef `protobuf:"bytes,5,opt,name=model,proto3" json:"model,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Model *ModelRef `protobuf:"bytes,5,opt,name=model,proto3" json:"model,omitempty"`
+	// The family of the build time the plan used (see QueueChange.build_time_family).
+	BuildTimeFamily BuildTimeFamily `protobuf:"varint,6,opt,name=build_time_family,json=buildTimeFamily,proto3,enum=sqpredict.v1.BuildTimeFamily" json:"build_time_family,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ScoredChange) Reset() {
@@ -1635,6 +1669,13 @@ func (x *ScoredChange) GetModel() *ModelRef {
 		return x.Model
 	}
 	return nil
+}
+
+func (x *ScoredChange) GetBuildTimeFamily() BuildTimeFamily {
+	if x != nil {
+		return x.BuildTimeFamily
+	}
+	return BuildTimeFamily_BUILD_TIME_FAMILY_UNSPECIFIED
 }
 
 // ScoredConflict is the P-conf a plan used for one edge.
@@ -1830,7 +1871,13 @@ type ModelInfo struct {
 	// Holdout metrics by dotted name, e.g. "success.auc".
 	Metrics map[string]float64 `protobuf:"bytes,8,rep,name=metrics,proto3" json:"metrics,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	// When this server loaded the bundle.
-	LoadedAt      *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=loaded_at,json=loadedAt,proto3" json:"loaded_at,omitempty"`
+	LoadedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=loaded_at,json=loadedAt,proto3" json:"loaded_at,omitempty"`
+	// The family of the bundle's served build-time model.
+	BuildTimeFamily BuildTimeFamily `protobuf:"varint,10,opt,name=build_time_family,json=buildTimeFamily,proto3,enum=sqpredict.v1.BuildTimeFamily" json:"build_time_family,omitempty"`
+	// The model serving each section ("success", "conflict", "buildtime"), as loaded:
+	// e.g. "logistic", "ngboost-normal", "ngboost-lognormal", "baseline:repo-lognormal",
+	// or "none" for a bundle without a P-conf model.
+	ServedModels  map[string]string `protobuf:"bytes,11,rep,name=served_models,json=servedModels,proto3" json:"served_models,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1924,6 +1971,20 @@ func (x *ModelInfo) GetMetrics() map[string]float64 {
 func (x *ModelInfo) GetLoadedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.LoadedAt
+	}
+	return nil
+}
+
+func (x *ModelInfo) GetBuildTimeFamily() BuildTimeFamily {
+	if x != nil {
+		return x.BuildTimeFamily
+	}
+	return BuildTimeFamily_BUILD_TIME_FAMILY_UNSPECIFIED
+}
+
+func (x *ModelInfo) GetServedModels() map[string]string {
+	if x != nil {
+		return x.ServedModels
 	}
 	return nil
 }
@@ -2244,15 +2305,16 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\x17PredictBuildTimeRequest\x12\x12\n" +
 	"\x04repo\x18\x01 \x01(\tR\x04repo\x12.\n" +
 	"\achanges\x18\x02 \x03(\v2\x14.sqpredict.v1.ChangeR\achanges\x120\n" +
-	"\x06builds\x18\x03 \x03(\v2\x18.sqpredict.v1.BuildQueryR\x06builds\"\xc5\x01\n" +
+	"\x06builds\x18\x03 \x03(\v2\x18.sqpredict.v1.BuildQueryR\x06builds\"\x90\x02\n" +
 	"\x13BuildTimePrediction\x12\x19\n" +
 	"\bbuild_id\x18\x01 \x01(\tR\abuildId\x12\x1b\n" +
 	"\tchange_id\x18\x02 \x01(\tR\bchangeId\x12!\n" +
 	"\fmean_seconds\x18\x03 \x01(\x01R\vmeanSeconds\x12%\n" +
 	"\x0estddev_seconds\x18\x04 \x01(\x01R\rstddevSeconds\x12,\n" +
-	"\x05model\x18\x05 \x01(\v2\x16.sqpredict.v1.ModelRefR\x05model\"_\n" +
+	"\x05model\x18\x05 \x01(\v2\x16.sqpredict.v1.ModelRefR\x05model\x12I\n" +
+	"\x11build_time_family\x18\x06 \x01(\x0e2\x1d.sqpredict.v1.BuildTimeFamilyR\x0fbuildTimeFamily\"_\n" +
 	"\x18PredictBuildTimeResponse\x12C\n" +
-	"\vpredictions\x18\x01 \x03(\v2!.sqpredict.v1.BuildTimePredictionR\vpredictions\"\xe4\x03\n" +
+	"\vpredictions\x18\x01 \x03(\v2!.sqpredict.v1.BuildTimePredictionR\vpredictions\"\xaf\x04\n" +
 	"\vQueueChange\x12,\n" +
 	"\x06change\x18\x01 \x01(\v2\x14.sqpredict.v1.ChangeR\x06change\x129\n" +
 	"\n" +
@@ -2261,7 +2323,8 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\x17build_time_mean_seconds\x18\x04 \x01(\x01H\x01R\x14buildTimeMeanSeconds\x88\x01\x01\x12>\n" +
 	"\x19build_time_stddev_seconds\x18\x05 \x01(\x01H\x02R\x16buildTimeStddevSeconds\x88\x01\x01\x12A\n" +
 	"\vspeculation\x18\x06 \x01(\v2\x1f.sqpredict.v1.SpeculationCountsR\vspeculation\x12L\n" +
-	"\x11build_speculation\x18\a \x01(\v2\x1f.sqpredict.v1.SpeculationCountsR\x10buildSpeculationB\t\n" +
+	"\x11build_speculation\x18\a \x01(\v2\x1f.sqpredict.v1.SpeculationCountsR\x10buildSpeculation\x12I\n" +
+	"\x11build_time_family\x18\b \x01(\x0e2\x1d.sqpredict.v1.BuildTimeFamilyR\x0fbuildTimeFamilyB\t\n" +
 	"\a_p_succB\x1a\n" +
 	"\x18_build_time_mean_secondsB\x1c\n" +
 	"\x1a_build_time_stddev_seconds\"\x88\x01\n" +
@@ -2282,13 +2345,14 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\x0efallback_floor\x18\t \x01(\x01R\rfallbackFloor\x12*\n" +
 	"\x11landed_change_ids\x18\n" +
 	" \x03(\tR\x0flandedChangeIds\x12G\n" +
-	"\x10landed_conflicts\x18\v \x03(\v2\x1c.sqpredict.v1.LandedConflictR\x0flandedConflicts\"\xe2\x01\n" +
+	"\x10landed_conflicts\x18\v \x03(\v2\x1c.sqpredict.v1.LandedConflictR\x0flandedConflicts\"\xad\x02\n" +
 	"\fScoredChange\x12\x1b\n" +
 	"\tchange_id\x18\x01 \x01(\tR\bchangeId\x12\x15\n" +
 	"\x06p_succ\x18\x02 \x01(\x01R\x05pSucc\x125\n" +
 	"\x17build_time_mean_seconds\x18\x03 \x01(\x01R\x14buildTimeMeanSeconds\x129\n" +
 	"\x19build_time_stddev_seconds\x18\x04 \x01(\x01R\x16buildTimeStddevSeconds\x12,\n" +
-	"\x05model\x18\x05 \x01(\v2\x16.sqpredict.v1.ModelRefR\x05model\"\xa7\x01\n" +
+	"\x05model\x18\x05 \x01(\v2\x16.sqpredict.v1.ModelRefR\x05model\x12I\n" +
+	"\x11build_time_family\x18\x06 \x01(\x0e2\x1d.sqpredict.v1.BuildTimeFamilyR\x0fbuildTimeFamily\"\xa7\x01\n" +
 	"\x0eScoredConflict\x12&\n" +
 	"\x0fahead_change_id\x18\x01 \x01(\tR\raheadChangeId\x12(\n" +
 	"\x10behind_change_id\x18\x02 \x01(\tR\x0ebehindChangeId\x12\x15\n" +
@@ -2299,7 +2363,7 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\achanges\x18\x02 \x03(\v2\x1a.sqpredict.v1.ScoredChangeR\achanges\x12:\n" +
 	"\tconflicts\x18\x03 \x03(\v2\x1c.sqpredict.v1.ScoredConflictR\tconflicts\")\n" +
 	"\x13GetModelInfoRequest\x12\x12\n" +
-	"\x04repo\x18\x01 \x01(\tR\x04repo\"\x99\x04\n" +
+	"\x04repo\x18\x01 \x01(\tR\x04repo\"\xf5\x05\n" +
 	"\tModelInfo\x12,\n" +
 	"\x05model\x18\x01 \x01(\v2\x16.sqpredict.v1.ModelRefR\x05model\x12\x12\n" +
 	"\x04repo\x18\x02 \x01(\tR\x04repo\x129\n" +
@@ -2311,10 +2375,16 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\x13feature_schema_hash\x18\x06 \x01(\tR\x11featureSchemaHash\x124\n" +
 	"\x16feature_schema_version\x18\a \x01(\x05R\x14featureSchemaVersion\x12>\n" +
 	"\ametrics\x18\b \x03(\v2$.sqpredict.v1.ModelInfo.MetricsEntryR\ametrics\x127\n" +
-	"\tloaded_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\bloadedAt\x1a:\n" +
+	"\tloaded_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\bloadedAt\x12I\n" +
+	"\x11build_time_family\x18\n" +
+	" \x01(\x0e2\x1d.sqpredict.v1.BuildTimeFamilyR\x0fbuildTimeFamily\x12N\n" +
+	"\rserved_models\x18\v \x03(\v2).sqpredict.v1.ModelInfo.ServedModelsEntryR\fservedModels\x1a:\n" +
 	"\fMetricsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xa5\x02\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a?\n" +
+	"\x11ServedModelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa5\x02\n" +
 	"\x14GetModelInfoResponse\x12/\n" +
 	"\x06models\x18\x01 \x03(\v2\x17.sqpredict.v1.ModelInfoR\x06models\x12)\n" +
 	"\x10challenger_share\x18\x02 \x01(\x01R\x0fchallengerShare\x12\x16\n" +
@@ -2363,7 +2433,7 @@ func file_sqpredict_v1_predictor_proto_rawDescGZIP() []byte {
 }
 
 var file_sqpredict_v1_predictor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sqpredict_v1_predictor_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_sqpredict_v1_predictor_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_sqpredict_v1_predictor_proto_goTypes = []any{
 	(Flag)(0),                        // 0: sqpredict.v1.Flag
 	(ModelRole)(0),                   // 1: sqpredict.v1.ModelRole
@@ -2394,16 +2464,18 @@ var file_sqpredict_v1_predictor_proto_goTypes = []any{
 	(*GetModelInfoResponse)(nil),     // 26: sqpredict.v1.GetModelInfoResponse
 	(*ServerLimits)(nil),             // 27: sqpredict.v1.ServerLimits
 	nil,                              // 28: sqpredict.v1.ModelInfo.MetricsEntry
-	(*timestamppb.Timestamp)(nil),    // 29: google.protobuf.Timestamp
-	(*StartedBuild)(nil),             // 30: sqpredict.v1.StartedBuild
-	(SpeculationPolicy)(0),           // 31: sqpredict.v1.SpeculationPolicy
-	(*LandedConflict)(nil),           // 32: sqpredict.v1.LandedConflict
-	(*SpeculationResponse)(nil),      // 33: sqpredict.v1.SpeculationResponse
-	(*BatchRequest)(nil),             // 34: sqpredict.v1.BatchRequest
-	(*BatchResponse)(nil),            // 35: sqpredict.v1.BatchResponse
+	nil,                              // 29: sqpredict.v1.ModelInfo.ServedModelsEntry
+	(*timestamppb.Timestamp)(nil),    // 30: google.protobuf.Timestamp
+	(BuildTimeFamily)(0),             // 31: sqpredict.v1.BuildTimeFamily
+	(*StartedBuild)(nil),             // 32: sqpredict.v1.StartedBuild
+	(SpeculationPolicy)(0),           // 33: sqpredict.v1.SpeculationPolicy
+	(*LandedConflict)(nil),           // 34: sqpredict.v1.LandedConflict
+	(*SpeculationResponse)(nil),      // 35: sqpredict.v1.SpeculationResponse
+	(*BatchRequest)(nil),             // 36: sqpredict.v1.BatchRequest
+	(*BatchResponse)(nil),            // 37: sqpredict.v1.BatchResponse
 }
 var file_sqpredict_v1_predictor_proto_depIdxs = []int32{
-	29, // 0: sqpredict.v1.Change.submitted_at:type_name -> google.protobuf.Timestamp
+	30, // 0: sqpredict.v1.Change.submitted_at:type_name -> google.protobuf.Timestamp
 	2,  // 1: sqpredict.v1.Change.affected_targets:type_name -> sqpredict.v1.TargetList
 	0,  // 2: sqpredict.v1.Change.revision_has_revert_plan:type_name -> sqpredict.v1.Flag
 	0,  // 3: sqpredict.v1.Change.revision_has_test_plan:type_name -> sqpredict.v1.Flag
@@ -2421,46 +2493,51 @@ var file_sqpredict_v1_predictor_proto_depIdxs = []int32{
 	3,  // 15: sqpredict.v1.PredictBuildTimeRequest.changes:type_name -> sqpredict.v1.Change
 	14, // 16: sqpredict.v1.PredictBuildTimeRequest.builds:type_name -> sqpredict.v1.BuildQuery
 	5,  // 17: sqpredict.v1.BuildTimePrediction.model:type_name -> sqpredict.v1.ModelRef
-	16, // 18: sqpredict.v1.PredictBuildTimeResponse.predictions:type_name -> sqpredict.v1.BuildTimePrediction
-	3,  // 19: sqpredict.v1.QueueChange.change:type_name -> sqpredict.v1.Change
-	29, // 20: sqpredict.v1.QueueChange.arrived_at:type_name -> google.protobuf.Timestamp
-	4,  // 21: sqpredict.v1.QueueChange.speculation:type_name -> sqpredict.v1.SpeculationCounts
-	4,  // 22: sqpredict.v1.QueueChange.build_speculation:type_name -> sqpredict.v1.SpeculationCounts
-	18, // 23: sqpredict.v1.ScoreSpeculationRequest.changes:type_name -> sqpredict.v1.QueueChange
-	19, // 24: sqpredict.v1.ScoreSpeculationRequest.conflicts:type_name -> sqpredict.v1.QueueConflict
-	30, // 25: sqpredict.v1.ScoreSpeculationRequest.builds:type_name -> sqpredict.v1.StartedBuild
-	31, // 26: sqpredict.v1.ScoreSpeculationRequest.policy:type_name -> sqpredict.v1.SpeculationPolicy
-	32, // 27: sqpredict.v1.ScoreSpeculationRequest.landed_conflicts:type_name -> sqpredict.v1.LandedConflict
-	5,  // 28: sqpredict.v1.ScoredChange.model:type_name -> sqpredict.v1.ModelRef
-	5,  // 29: sqpredict.v1.ScoredConflict.model:type_name -> sqpredict.v1.ModelRef
-	33, // 30: sqpredict.v1.ScoreSpeculationResponse.plan:type_name -> sqpredict.v1.SpeculationResponse
-	21, // 31: sqpredict.v1.ScoreSpeculationResponse.changes:type_name -> sqpredict.v1.ScoredChange
-	22, // 32: sqpredict.v1.ScoreSpeculationResponse.conflicts:type_name -> sqpredict.v1.ScoredConflict
-	5,  // 33: sqpredict.v1.ModelInfo.model:type_name -> sqpredict.v1.ModelRef
-	29, // 34: sqpredict.v1.ModelInfo.trained_at:type_name -> google.protobuf.Timestamp
-	29, // 35: sqpredict.v1.ModelInfo.window_from:type_name -> google.protobuf.Timestamp
-	29, // 36: sqpredict.v1.ModelInfo.window_to:type_name -> google.protobuf.Timestamp
-	28, // 37: sqpredict.v1.ModelInfo.metrics:type_name -> sqpredict.v1.ModelInfo.MetricsEntry
-	29, // 38: sqpredict.v1.ModelInfo.loaded_at:type_name -> google.protobuf.Timestamp
-	25, // 39: sqpredict.v1.GetModelInfoResponse.models:type_name -> sqpredict.v1.ModelInfo
-	27, // 40: sqpredict.v1.GetModelInfoResponse.limits:type_name -> sqpredict.v1.ServerLimits
-	7,  // 41: sqpredict.v1.Predictor.PredictSuccess:input_type -> sqpredict.v1.PredictSuccessRequest
-	11, // 42: sqpredict.v1.Predictor.PredictConflict:input_type -> sqpredict.v1.PredictConflictRequest
-	15, // 43: sqpredict.v1.Predictor.PredictBuildTime:input_type -> sqpredict.v1.PredictBuildTimeRequest
-	20, // 44: sqpredict.v1.Predictor.ScoreSpeculation:input_type -> sqpredict.v1.ScoreSpeculationRequest
-	34, // 45: sqpredict.v1.Predictor.CompareBatching:input_type -> sqpredict.v1.BatchRequest
-	24, // 46: sqpredict.v1.Predictor.GetModelInfo:input_type -> sqpredict.v1.GetModelInfoRequest
-	9,  // 47: sqpredict.v1.Predictor.PredictSuccess:output_type -> sqpredict.v1.PredictSuccessResponse
-	13, // 48: sqpredict.v1.Predictor.PredictConflict:output_type -> sqpredict.v1.PredictConflictResponse
-	17, // 49: sqpredict.v1.Predictor.PredictBuildTime:output_type -> sqpredict.v1.PredictBuildTimeResponse
-	23, // 50: sqpredict.v1.Predictor.ScoreSpeculation:output_type -> sqpredict.v1.ScoreSpeculationResponse
-	35, // 51: sqpredict.v1.Predictor.CompareBatching:output_type -> sqpredict.v1.BatchResponse
-	26, // 52: sqpredict.v1.Predictor.GetModelInfo:output_type -> sqpredict.v1.GetModelInfoResponse
-	47, // [47:53] is the sub-list for method output_type
-	41, // [41:47] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	31, // 18: sqpredict.v1.BuildTimePrediction.build_time_family:type_name -> sqpredict.v1.BuildTimeFamily
+	16, // 19: sqpredict.v1.PredictBuildTimeResponse.predictions:type_name -> sqpredict.v1.BuildTimePrediction
+	3,  // 20: sqpredict.v1.QueueChange.change:type_name -> sqpredict.v1.Change
+	30, // 21: sqpredict.v1.QueueChange.arrived_at:type_name -> google.protobuf.Timestamp
+	4,  // 22: sqpredict.v1.QueueChange.speculation:type_name -> sqpredict.v1.SpeculationCounts
+	4,  // 23: sqpredict.v1.QueueChange.build_speculation:type_name -> sqpredict.v1.SpeculationCounts
+	31, // 24: sqpredict.v1.QueueChange.build_time_family:type_name -> sqpredict.v1.BuildTimeFamily
+	18, // 25: sqpredict.v1.ScoreSpeculationRequest.changes:type_name -> sqpredict.v1.QueueChange
+	19, // 26: sqpredict.v1.ScoreSpeculationRequest.conflicts:type_name -> sqpredict.v1.QueueConflict
+	32, // 27: sqpredict.v1.ScoreSpeculationRequest.builds:type_name -> sqpredict.v1.StartedBuild
+	33, // 28: sqpredict.v1.ScoreSpeculationRequest.policy:type_name -> sqpredict.v1.SpeculationPolicy
+	34, // 29: sqpredict.v1.ScoreSpeculationRequest.landed_conflicts:type_name -> sqpredict.v1.LandedConflict
+	5,  // 30: sqpredict.v1.ScoredChange.model:type_name -> sqpredict.v1.ModelRef
+	31, // 31: sqpredict.v1.ScoredChange.build_time_family:type_name -> sqpredict.v1.BuildTimeFamily
+	5,  // 32: sqpredict.v1.ScoredConflict.model:type_name -> sqpredict.v1.ModelRef
+	35, // 33: sqpredict.v1.ScoreSpeculationResponse.plan:type_name -> sqpredict.v1.SpeculationResponse
+	21, // 34: sqpredict.v1.ScoreSpeculationResponse.changes:type_name -> sqpredict.v1.ScoredChange
+	22, // 35: sqpredict.v1.ScoreSpeculationResponse.conflicts:type_name -> sqpredict.v1.ScoredConflict
+	5,  // 36: sqpredict.v1.ModelInfo.model:type_name -> sqpredict.v1.ModelRef
+	30, // 37: sqpredict.v1.ModelInfo.trained_at:type_name -> google.protobuf.Timestamp
+	30, // 38: sqpredict.v1.ModelInfo.window_from:type_name -> google.protobuf.Timestamp
+	30, // 39: sqpredict.v1.ModelInfo.window_to:type_name -> google.protobuf.Timestamp
+	28, // 40: sqpredict.v1.ModelInfo.metrics:type_name -> sqpredict.v1.ModelInfo.MetricsEntry
+	30, // 41: sqpredict.v1.ModelInfo.loaded_at:type_name -> google.protobuf.Timestamp
+	31, // 42: sqpredict.v1.ModelInfo.build_time_family:type_name -> sqpredict.v1.BuildTimeFamily
+	29, // 43: sqpredict.v1.ModelInfo.served_models:type_name -> sqpredict.v1.ModelInfo.ServedModelsEntry
+	25, // 44: sqpredict.v1.GetModelInfoResponse.models:type_name -> sqpredict.v1.ModelInfo
+	27, // 45: sqpredict.v1.GetModelInfoResponse.limits:type_name -> sqpredict.v1.ServerLimits
+	7,  // 46: sqpredict.v1.Predictor.PredictSuccess:input_type -> sqpredict.v1.PredictSuccessRequest
+	11, // 47: sqpredict.v1.Predictor.PredictConflict:input_type -> sqpredict.v1.PredictConflictRequest
+	15, // 48: sqpredict.v1.Predictor.PredictBuildTime:input_type -> sqpredict.v1.PredictBuildTimeRequest
+	20, // 49: sqpredict.v1.Predictor.ScoreSpeculation:input_type -> sqpredict.v1.ScoreSpeculationRequest
+	36, // 50: sqpredict.v1.Predictor.CompareBatching:input_type -> sqpredict.v1.BatchRequest
+	24, // 51: sqpredict.v1.Predictor.GetModelInfo:input_type -> sqpredict.v1.GetModelInfoRequest
+	9,  // 52: sqpredict.v1.Predictor.PredictSuccess:output_type -> sqpredict.v1.PredictSuccessResponse
+	13, // 53: sqpredict.v1.Predictor.PredictConflict:output_type -> sqpredict.v1.PredictConflictResponse
+	17, // 54: sqpredict.v1.Predictor.PredictBuildTime:output_type -> sqpredict.v1.PredictBuildTimeResponse
+	23, // 55: sqpredict.v1.Predictor.ScoreSpeculation:output_type -> sqpredict.v1.ScoreSpeculationResponse
+	37, // 56: sqpredict.v1.Predictor.CompareBatching:output_type -> sqpredict.v1.BatchResponse
+	26, // 57: sqpredict.v1.Predictor.GetModelInfo:output_type -> sqpredict.v1.GetModelInfoResponse
+	52, // [52:58] is the sub-list for method output_type
+	46, // [46:52] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_sqpredict_v1_predictor_proto_init() }
@@ -2479,7 +2556,7 @@ func file_sqpredict_v1_predictor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sqpredict_v1_predictor_proto_rawDesc), len(file_sqpredict_v1_predictor_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -57,7 +57,9 @@ type PredictorClient interface {
 	// the duration of every build of the request.
 	PredictBuildTime(ctx context.Context, in *PredictBuildTimeRequest, opts ...grpc.CallOption) (*PredictBuildTimeResponse, error)
 	// ScoreSpeculation plans the speculation tree of a queue (see SpeculationRequest),
-	// predicting P-succ, P-conf and build times the caller leaves out.
+	// predicting P-succ, P-conf and build times the caller leaves out. Finish orders
+	// (bypass, BLRD) use each change's build-time family: Phi(Z) between Normal build
+	// times, the log-normal integral otherwise (QueueChange.build_time_family).
 	ScoreSpeculation(ctx context.Context, in *ScoreSpeculationRequest, opts ...grpc.CallOption) (*ScoreSpeculationResponse, error)
 	// CompareBatching returns the expected builds per change of one-phase and two-phase
 	// batching for every batch size (see BatchRequest). Needs no model.
@@ -150,7 +152,9 @@ type PredictorServer interface {
 	// the duration of every build of the request.
 	PredictBuildTime(context.Context, *PredictBuildTimeRequest) (*PredictBuildTimeResponse, error)
 	// ScoreSpeculation plans the speculation tree of a queue (see SpeculationRequest),
-	// predicting P-succ, P-conf and build times the caller leaves out.
+	// predicting P-succ, P-conf and build times the caller leaves out. Finish orders
+	// (bypass, BLRD) use each change's build-time family: Phi(Z) between Normal build
+	// times, the log-normal integral otherwise (QueueChange.build_time_family).
 	ScoreSpeculation(context.Context, *ScoreSpeculationRequest) (*ScoreSpeculationResponse, error)
 	// CompareBatching returns the expected builds per change of one-phase and two-phase
 	// batching for every batch size (see BatchRequest). Needs no model.

@@ -88,6 +88,61 @@ func (SpeculationPolicy) EnumDescriptor() ([]byte, []int) {
 	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{0}
 }
 
+// BuildTimeFamily is the shape of a predictive build-time distribution. Whatever the
+// family, a build time is carried as its mean and standard deviation in seconds.
+type BuildTimeFamily int32
+
+const (
+	// Unspecified: see the field that carries it (a PendingChange reads it as Normal).
+	BuildTimeFamily_BUILD_TIME_FAMILY_UNSPECIFIED BuildTimeFamily = 0
+	// Normal: the finish order of two changes is Phi(Z) (paper 000, section VII).
+	BuildTimeFamily_BUILD_TIME_FAMILY_NORMAL BuildTimeFamily = 1
+	// Log-normal with the given mean and standard deviation: the finish order is
+	// integrated numerically (scoring.FinishBeforeProbOf).
+	BuildTimeFamily_BUILD_TIME_FAMILY_LOG_NORMAL BuildTimeFamily = 2
+)
+
+// Enum value maps for BuildTimeFamily.
+var (
+	BuildTimeFamily_name = map[int32]string{
+		0: "BUILD_TIME_FAMILY_UNSPECIFIED",
+		1: "BUILD_TIME_FAMILY_NORMAL",
+		2: "BUILD_TIME_FAMILY_LOG_NORMAL",
+	}
+	BuildTimeFamily_value = map[string]int32{
+		"BUILD_TIME_FAMILY_UNSPECIFIED": 0,
+		"BUILD_TIME_FAMILY_NORMAL":      1,
+		"BUILD_TIME_FAMILY_LOG_NORMAL":  2,
+	}
+)
+
+func (x BuildTimeFamily) Enum() *BuildTimeFamily {
+	p := new(BuildTimeFamily)
+	*p = x
+	return p
+}
+
+func (x BuildTimeFamily) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BuildTimeFamily) Descriptor() protoreflect.EnumDescriptor {
+	return file_sqpredict_v1_speculation_proto_enumTypes[1].Descriptor()
+}
+
+func (BuildTimeFamily) Type() protoreflect.EnumType {
+	return &file_sqpredict_v1_speculation_proto_enumTypes[1]
+}
+
+func (x BuildTimeFamily) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BuildTimeFamily.Descriptor instead.
+func (BuildTimeFamily) EnumDescriptor() ([]byte, []int) {
+	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{1}
+}
+
 // BuildStatus is the state of a started build.
 type BuildStatus int32
 
@@ -126,11 +181,11 @@ func (x BuildStatus) String() string {
 }
 
 func (BuildStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_sqpredict_v1_speculation_proto_enumTypes[1].Descriptor()
+	return file_sqpredict_v1_speculation_proto_enumTypes[2].Descriptor()
 }
 
 func (BuildStatus) Type() protoreflect.EnumType {
-	return &file_sqpredict_v1_speculation_proto_enumTypes[1]
+	return &file_sqpredict_v1_speculation_proto_enumTypes[2]
 }
 
 func (x BuildStatus) Number() protoreflect.EnumNumber {
@@ -139,7 +194,7 @@ func (x BuildStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use BuildStatus.Descriptor instead.
 func (BuildStatus) EnumDescriptor() ([]byte, []int) {
-	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{1}
+	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{2}
 }
 
 // NodeAction is what to do with a node of the plan.
@@ -182,11 +237,11 @@ func (x NodeAction) String() string {
 }
 
 func (NodeAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_sqpredict_v1_speculation_proto_enumTypes[2].Descriptor()
+	return file_sqpredict_v1_speculation_proto_enumTypes[3].Descriptor()
 }
 
 func (NodeAction) Type() protoreflect.EnumType {
-	return &file_sqpredict_v1_speculation_proto_enumTypes[2]
+	return &file_sqpredict_v1_speculation_proto_enumTypes[3]
 }
 
 func (x NodeAction) Number() protoreflect.EnumNumber {
@@ -195,7 +250,7 @@ func (x NodeAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use NodeAction.Descriptor instead.
 func (NodeAction) EnumDescriptor() ([]byte, []int) {
-	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{2}
+	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{3}
 }
 
 // Verdict is what may happen to a pending change now.
@@ -235,11 +290,11 @@ func (x Verdict) String() string {
 }
 
 func (Verdict) Descriptor() protoreflect.EnumDescriptor {
-	return file_sqpredict_v1_speculation_proto_enumTypes[3].Descriptor()
+	return file_sqpredict_v1_speculation_proto_enumTypes[4].Descriptor()
 }
 
 func (Verdict) Type() protoreflect.EnumType {
-	return &file_sqpredict_v1_speculation_proto_enumTypes[3]
+	return &file_sqpredict_v1_speculation_proto_enumTypes[4]
 }
 
 func (x Verdict) Number() protoreflect.EnumNumber {
@@ -248,7 +303,7 @@ func (x Verdict) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Verdict.Descriptor instead.
 func (Verdict) EnumDescriptor() ([]byte, []int) {
-	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{3}
+	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{4}
 }
 
 // WaitReason says why a change waits.
@@ -292,11 +347,11 @@ func (x WaitReason) String() string {
 }
 
 func (WaitReason) Descriptor() protoreflect.EnumDescriptor {
-	return file_sqpredict_v1_speculation_proto_enumTypes[4].Descriptor()
+	return file_sqpredict_v1_speculation_proto_enumTypes[5].Descriptor()
 }
 
 func (WaitReason) Type() protoreflect.EnumType {
-	return &file_sqpredict_v1_speculation_proto_enumTypes[4]
+	return &file_sqpredict_v1_speculation_proto_enumTypes[5]
 }
 
 func (x WaitReason) Number() protoreflect.EnumNumber {
@@ -305,7 +360,7 @@ func (x WaitReason) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use WaitReason.Descriptor instead.
 func (WaitReason) EnumDescriptor() ([]byte, []int) {
-	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{4}
+	return file_sqpredict_v1_speculation_proto_rawDescGZIP(), []int{5}
 }
 
 // PendingChange is a change waiting in the queue.
@@ -319,8 +374,10 @@ type PendingChange struct {
 	// Combined predicted build time of the change: mean and standard deviation, seconds.
 	BuildTimeMeanSeconds   float64 `protobuf:"fixed64,4,opt,name=build_time_mean_seconds,json=buildTimeMeanSeconds,proto3" json:"build_time_mean_seconds,omitempty"`
 	BuildTimeStddevSeconds float64 `protobuf:"fixed64,5,opt,name=build_time_stddev_seconds,json=buildTimeStddevSeconds,proto3" json:"build_time_stddev_seconds,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// The family of that build time; unspecified means Normal.
+	BuildTimeFamily BuildTimeFamily `protobuf:"varint,6,opt,name=build_time_family,json=buildTimeFamily,proto3,enum=sqpredict.v1.BuildTimeFamily" json:"build_time_family,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PendingChange) Reset() {
@@ -386,6 +443,13 @@ func (x *PendingChange) GetBuildTimeStddevSeconds() float64 {
 		return x.BuildTimeStddevSeconds
 	}
 	return 0
+}
+
+func (x *PendingChange) GetBuildTimeFamily() BuildTimeFamily {
+	if x != nil {
+		return x.BuildTimeFamily
+	}
+	return BuildTimeFamily_BUILD_TIME_FAMILY_UNSPECIFIED
 }
 
 // ConflictEdge says that two pending changes may conflict.
@@ -1241,14 +1305,15 @@ var File_sqpredict_v1_speculation_proto protoreflect.FileDescriptor
 
 const file_sqpredict_v1_speculation_proto_rawDesc = "" +
 	"\n" +
-	"\x1esqpredict/v1/speculation.proto\x12\fsqpredict.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf0\x01\n" +
+	"\x1esqpredict/v1/speculation.proto\x12\fsqpredict.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbb\x02\n" +
 	"\rPendingChange\x12\x1b\n" +
 	"\tchange_id\x18\x01 \x01(\tR\bchangeId\x129\n" +
 	"\n" +
 	"arrived_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tarrivedAt\x12\x15\n" +
 	"\x06p_succ\x18\x03 \x01(\x01R\x05pSucc\x125\n" +
 	"\x17build_time_mean_seconds\x18\x04 \x01(\x01R\x14buildTimeMeanSeconds\x129\n" +
-	"\x19build_time_stddev_seconds\x18\x05 \x01(\x01R\x16buildTimeStddevSeconds\"w\n" +
+	"\x19build_time_stddev_seconds\x18\x05 \x01(\x01R\x16buildTimeStddevSeconds\x12I\n" +
+	"\x11build_time_family\x18\x06 \x01(\x0e2\x1d.sqpredict.v1.BuildTimeFamilyR\x0fbuildTimeFamily\"w\n" +
 	"\fConflictEdge\x12&\n" +
 	"\x0fahead_change_id\x18\x01 \x01(\tR\raheadChangeId\x12(\n" +
 	"\x10behind_change_id\x18\x02 \x01(\tR\x0ebehindChangeId\x12\x15\n" +
@@ -1319,7 +1384,11 @@ const file_sqpredict_v1_speculation_proto_rawDesc = "" +
 	"\x1eSPECULATION_POLICY_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19SPECULATION_POLICY_SQ2019\x10\x01\x12\x1d\n" +
 	"\x19SPECULATION_POLICY_SQ2024\x10\x02\x12\x1f\n" +
-	"\x1bSPECULATION_POLICY_EXPECTED\x10\x03*z\n" +
+	"\x1bSPECULATION_POLICY_EXPECTED\x10\x03*t\n" +
+	"\x0fBuildTimeFamily\x12!\n" +
+	"\x1dBUILD_TIME_FAMILY_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18BUILD_TIME_FAMILY_NORMAL\x10\x01\x12 \n" +
+	"\x1cBUILD_TIME_FAMILY_LOG_NORMAL\x10\x02*z\n" +
 	"\vBuildStatus\x12\x1c\n" +
 	"\x18BUILD_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14BUILD_STATUS_RUNNING\x10\x01\x12\x1a\n" +
@@ -1355,49 +1424,51 @@ func file_sqpredict_v1_speculation_proto_rawDescGZIP() []byte {
 	return file_sqpredict_v1_speculation_proto_rawDescData
 }
 
-var file_sqpredict_v1_speculation_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_sqpredict_v1_speculation_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_sqpredict_v1_speculation_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_sqpredict_v1_speculation_proto_goTypes = []any{
 	(SpeculationPolicy)(0),        // 0: sqpredict.v1.SpeculationPolicy
-	(BuildStatus)(0),              // 1: sqpredict.v1.BuildStatus
-	(NodeAction)(0),               // 2: sqpredict.v1.NodeAction
-	(Verdict)(0),                  // 3: sqpredict.v1.Verdict
-	(WaitReason)(0),               // 4: sqpredict.v1.WaitReason
-	(*PendingChange)(nil),         // 5: sqpredict.v1.PendingChange
-	(*ConflictEdge)(nil),          // 6: sqpredict.v1.ConflictEdge
-	(*StartedBuild)(nil),          // 7: sqpredict.v1.StartedBuild
-	(*LandedConflict)(nil),        // 8: sqpredict.v1.LandedConflict
-	(*SpeculationRequest)(nil),    // 9: sqpredict.v1.SpeculationRequest
-	(*SpeculationNode)(nil),       // 10: sqpredict.v1.SpeculationNode
-	(*ChangeDecision)(nil),        // 11: sqpredict.v1.ChangeDecision
-	(*SpeculationResponse)(nil),   // 12: sqpredict.v1.SpeculationResponse
-	(*BatchRequest)(nil),          // 13: sqpredict.v1.BatchRequest
-	(*BatchSizeCost)(nil),         // 14: sqpredict.v1.BatchSizeCost
-	(*BatchScheme)(nil),           // 15: sqpredict.v1.BatchScheme
-	(*BatchResponse)(nil),         // 16: sqpredict.v1.BatchResponse
-	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
+	(BuildTimeFamily)(0),          // 1: sqpredict.v1.BuildTimeFamily
+	(BuildStatus)(0),              // 2: sqpredict.v1.BuildStatus
+	(NodeAction)(0),               // 3: sqpredict.v1.NodeAction
+	(Verdict)(0),                  // 4: sqpredict.v1.Verdict
+	(WaitReason)(0),               // 5: sqpredict.v1.WaitReason
+	(*PendingChange)(nil),         // 6: sqpredict.v1.PendingChange
+	(*ConflictEdge)(nil),          // 7: sqpredict.v1.ConflictEdge
+	(*StartedBuild)(nil),          // 8: sqpredict.v1.StartedBuild
+	(*LandedConflict)(nil),        // 9: sqpredict.v1.LandedConflict
+	(*SpeculationRequest)(nil),    // 10: sqpredict.v1.SpeculationRequest
+	(*SpeculationNode)(nil),       // 11: sqpredict.v1.SpeculationNode
+	(*ChangeDecision)(nil),        // 12: sqpredict.v1.ChangeDecision
+	(*SpeculationResponse)(nil),   // 13: sqpredict.v1.SpeculationResponse
+	(*BatchRequest)(nil),          // 14: sqpredict.v1.BatchRequest
+	(*BatchSizeCost)(nil),         // 15: sqpredict.v1.BatchSizeCost
+	(*BatchScheme)(nil),           // 16: sqpredict.v1.BatchScheme
+	(*BatchResponse)(nil),         // 17: sqpredict.v1.BatchResponse
+	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
 }
 var file_sqpredict_v1_speculation_proto_depIdxs = []int32{
-	17, // 0: sqpredict.v1.PendingChange.arrived_at:type_name -> google.protobuf.Timestamp
-	1,  // 1: sqpredict.v1.StartedBuild.status:type_name -> sqpredict.v1.BuildStatus
-	5,  // 2: sqpredict.v1.SpeculationRequest.changes:type_name -> sqpredict.v1.PendingChange
-	6,  // 3: sqpredict.v1.SpeculationRequest.conflicts:type_name -> sqpredict.v1.ConflictEdge
-	7,  // 4: sqpredict.v1.SpeculationRequest.builds:type_name -> sqpredict.v1.StartedBuild
-	0,  // 5: sqpredict.v1.SpeculationRequest.policy:type_name -> sqpredict.v1.SpeculationPolicy
-	8,  // 6: sqpredict.v1.SpeculationRequest.landed_conflicts:type_name -> sqpredict.v1.LandedConflict
-	2,  // 7: sqpredict.v1.SpeculationNode.action:type_name -> sqpredict.v1.NodeAction
-	3,  // 8: sqpredict.v1.ChangeDecision.verdict:type_name -> sqpredict.v1.Verdict
-	4,  // 9: sqpredict.v1.ChangeDecision.wait_reason:type_name -> sqpredict.v1.WaitReason
-	10, // 10: sqpredict.v1.SpeculationResponse.nodes:type_name -> sqpredict.v1.SpeculationNode
-	11, // 11: sqpredict.v1.SpeculationResponse.decisions:type_name -> sqpredict.v1.ChangeDecision
-	14, // 12: sqpredict.v1.BatchScheme.by_b:type_name -> sqpredict.v1.BatchSizeCost
-	15, // 13: sqpredict.v1.BatchResponse.one_phase:type_name -> sqpredict.v1.BatchScheme
-	15, // 14: sqpredict.v1.BatchResponse.two_phase:type_name -> sqpredict.v1.BatchScheme
-	15, // [15:15] is the sub-list for method output_type
-	15, // [15:15] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	18, // 0: sqpredict.v1.PendingChange.arrived_at:type_name -> google.protobuf.Timestamp
+	1,  // 1: sqpredict.v1.PendingChange.build_time_family:type_name -> sqpredict.v1.BuildTimeFamily
+	2,  // 2: sqpredict.v1.StartedBuild.status:type_name -> sqpredict.v1.BuildStatus
+	6,  // 3: sqpredict.v1.SpeculationRequest.changes:type_name -> sqpredict.v1.PendingChange
+	7,  // 4: sqpredict.v1.SpeculationRequest.conflicts:type_name -> sqpredict.v1.ConflictEdge
+	8,  // 5: sqpredict.v1.SpeculationRequest.builds:type_name -> sqpredict.v1.StartedBuild
+	0,  // 6: sqpredict.v1.SpeculationRequest.policy:type_name -> sqpredict.v1.SpeculationPolicy
+	9,  // 7: sqpredict.v1.SpeculationRequest.landed_conflicts:type_name -> sqpredict.v1.LandedConflict
+	3,  // 8: sqpredict.v1.SpeculationNode.action:type_name -> sqpredict.v1.NodeAction
+	4,  // 9: sqpredict.v1.ChangeDecision.verdict:type_name -> sqpredict.v1.Verdict
+	5,  // 10: sqpredict.v1.ChangeDecision.wait_reason:type_name -> sqpredict.v1.WaitReason
+	11, // 11: sqpredict.v1.SpeculationResponse.nodes:type_name -> sqpredict.v1.SpeculationNode
+	12, // 12: sqpredict.v1.SpeculationResponse.decisions:type_name -> sqpredict.v1.ChangeDecision
+	15, // 13: sqpredict.v1.BatchScheme.by_b:type_name -> sqpredict.v1.BatchSizeCost
+	16, // 14: sqpredict.v1.BatchResponse.one_phase:type_name -> sqpredict.v1.BatchScheme
+	16, // 15: sqpredict.v1.BatchResponse.two_phase:type_name -> sqpredict.v1.BatchScheme
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_sqpredict_v1_speculation_proto_init() }
@@ -1410,7 +1481,7 @@ func file_sqpredict_v1_speculation_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sqpredict_v1_speculation_proto_rawDesc), len(file_sqpredict_v1_speculation_proto_rawDesc)),
-			NumEnums:      5,
+			NumEnums:      6,
 			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,

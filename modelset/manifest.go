@@ -1,0 +1,72 @@
+package modelset
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Manifest extra keys a loader reads (registry.Manifest.Extra).
+const (
+	// ExtraLeftOut lists, comma-separated, the champion model files a partial bundle
+	// (the trainer's AllowPartial) does not have.
+	ExtraLeftOut = "left_out"
+	// ExtraConflictLeftOut and ExtraConflictPrior belong to a bundle without a P-conf
+	// model: why it has none, and the P-conf (the trainer's ConflictPrior) a scorer of
+	// the bundle uses for overlapping pairs in its speculation math.
+	ExtraConflictLeftOut = "conflict_left_out"
+	ExtraConflictPrior   = "conflict_prior"
+	// ExtraServedBaselines names, as "section=baseline" pairs separated by spaces (e.g.
+	// "conflict=constant-rate"), the sections whose scorer model is a baseline because
+	// the champion did not beat it (the trainer's BaselineGateServe).
+	ExtraServedBaselines = "served_baselines"
+	// ExtraChampions names the champion model of each section as "section=model" pairs
+	// separated by spaces, e.g. "success=logistic conflict=logistic
+	// buildtime=ngboost-normal". A build-time champion ModelNGBoostLogNormal makes the
+	// bundle serve its LogNormal NGBoost (FileBuildTimeLogNormal).
+	ExtraChampions = "champions"
+)
+
+// Challenger model names, as the trainer's --challengers and predictd's
+// --challenger-models spell them (training.ChallengerGBMSuccess and
+// training.ChallengerNGBoostLogNormal have the same values).
+const (
+	// ChallengerGBMSuccess is the gradient-boosted trees of success, FileSuccessGBM.
+	ChallengerGBMSuccess = "gbm-success"
+	// ChallengerNGBoostLogNormal is the NGBoost LogNormal of build time,
+	// FileBuildTimeLogNormal.
+	ChallengerNGBoostLogNormal = "ngboost-lognormal"
+)
+
+// ModelNGBoostNormal is the name of the Normal NGBoost build-time champion in
+// ExtraChampions and in the names of served models.
+const ModelNGBoostNormal = "ngboost-normal"
+
+// ServedBaselines returns the sections of a manifest's ExtraServedBaselines with the
+// baseline each serves: "success", "conflict" or "buildtime" to a baseline name. A pair
+// that is not section=baseline of that section is an error wrapping ErrBundle.
+func ServedBaselines(extra map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for f := range strings.FieldsSeq(extra[ExtraServedBaselines]) {
+		sec, name, ok := strings.Cut(f, "=")
+		kind, known := baselineKind[name]
+		if !ok || !known || kind.String() != sec {
+			return nil, fmt.Errorf("%w: manifest %s: %q is not section=baseline of that section", ErrBundle, ExtraServedBaselines, f)
+		}
+		out[sec] = name
+	}
+	return out, nil
+}
+
+// Champions returns the sections of a manifest's ExtraChampions with the model each
+// names. A pair that is not section=model is an error wrapping ErrBundle.
+func Champions(extra map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for f := range strings.FieldsSeq(extra[ExtraChampions]) {
+		sec, name, ok := strings.Cut(f, "=")
+		if !ok || sec == "" || name == "" {
+			return nil, fmt.Errorf("%w: manifest %s: %q is not section=model", ErrBundle, ExtraChampions, f)
+		}
+		out[sec] = name
+	}
+	return out, nil
+}
