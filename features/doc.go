@@ -65,6 +65,22 @@
 //     finding, a mean label of 0.0004 against a mean true_p_conflict of 0.036).
 //   - Build-time rows, one per decisive build with a known duration_s (the target).
 //
+// # Pair features
+//
+// A conflict row holds each change's change, revision and developer groups (prefixed
+// ahead_ and behind_: their size and blast radius, affected_targets and its log, and each
+// author's smoothed conflict rate) and the pair group, computed from the two changes
+// alone so that the scorer needs nothing else: the shared affected targets (count, its
+// log1p, Jaccard), containment (shared over the smaller change's targets: a small change
+// inside a large diff), the shared share of each side, whether the two changes' main
+// areas agree (the first package path component most of their affected targets fall
+// in, //team03/... -> team03), whether the author is the same, and the time between the
+// submissions. Paper 001 §5 builds conflict analysis on this overlap, and paper 000 §IV
+// observes that large diffs that affect most targets conflict with nearly every change
+// behind them. Overlap on targets many changes touch (hot targets) would need the
+// repository's recent activity by target, which the per-row function does not receive,
+// so it is not a feature; the overlap count stands in for it.
+//
 // # Point in time
 //
 // A row belongs to a change submitted at t (the behind change for pairs). Its developer
