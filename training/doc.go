@@ -87,7 +87,11 @@
 // ground truth (synthetic histories) the same metrics of the true probabilities or true
 // log-normal distribution appear under the model name "truth", and bayes_gap_log_loss
 // (classifiers) or bayes_gap_nll (build time) is the model's value minus the truth's: how
-// far the model is from the Bayes limit. The success truth, true_p_success, is the
+// far the model is from the Bayes limit, and bayes_skill_log_loss (classifiers) is the
+// model's log-loss skill over the constant training rate towards the truth,
+// (LL_constant − LL_model) / (LL_constant − LL_truth) with the pass-rate (success) or
+// constant-rate (conflict) baseline as the constant (eval.Skill): 0 for a model that
+// learnt nothing, 1 at the Bayes limit. The success truth, true_p_success, is the
 // probability that a change's build succeeds alone, while the label is its build on the
 // path that really landed, which also fails on a conflict; that gap can therefore be
 // slightly negative. A metric that is undefined (AUC with one class in the holdout) is
