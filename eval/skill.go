@@ -44,3 +44,51 @@ func Constant(n int, rate float64) []float64 {
 	}
 	return out
 }
+
+// QuantileCalibration returns a reliability diagram of at most bins bins holding about
+// the same number of rows each: the rows sorted by p are cut into bins runs of equal
+// length, and runs that share a value of p are merged, so that equal predictions stay in
+// one bin. Where equal-width bins over [0, 1] (Calibration) put every row of a rare-event
+// classifier (P-conf near 0, or 1 − P-conf near 1) into one bin, these cover the range
+// of the predictions. Bin b holds the rows with Lo <= p <= Hi, its smallest and largest
+// prediction; a bin of a single value v is [v, v+ε] (ε the float64 spacing, [v−ε, v] at
+// v = 1) so that Lo < Hi always. Unused bins at the end have Count 0 and span [0, 1].
+// The diagram always has bins entries, so that several classifiers' diagrams can be
+// drawn together. It panics if bins < 1 and, as Calibration, on invalid labels or
+// probabilities; no rows gives bins empty bins.
+func QuantileCalibration(y, p []float64, bins int) []CalibrationBin {
+	mustBinary("QuantileCalibration", y, p)
+	if bins < 1 {
+		panic("eval: QuantileCalibration: bins < 1")
+	}
+	order := sortedByP(p)
+	out := make([]CalibrationBin, bins)
+	n, b := len(order), 0
+	for i := 0; i < n; b++ {
+		j := max(i+1, (b+1)*n/bins)
+		for j < n && p[order[j]] == p[order[j-1]] {
+			j++ // keep ties together
+		}
+		bin := &out[b]
+		var sp, sy float64
+		for _, r := range order[i:j] {
+			sp += p[r]
+			sy += y[r]
+		}
+		bin.Count = j - i
+		bin.MeanPredicted, bin.Observed = sp/float64(bin.Count), sy/float64(bin.Count)
+		bin.Lo, bin.Hi = p[order[i]], p[order[j-1]]
+		if !(bin.Lo < bin.Hi) {
+			if bin.Hi < 1 {
+				bin.Hi = math.Nextafter(bin.Hi, 2)
+			} else {
+				bin.Lo = math.Nextafter(bin.Lo, -1)
+			}
+		}
+		i = j
+	}
+	for ; b < bins; b++ {
+		out[b] = CalibrationBin{Lo: 0, Hi: 1}
+	}
+	return out
+}

@@ -105,3 +105,70 @@ func TestConstantFailsMinSkill(t *testing.T) {
 	}()
 	Constant(-1, 0.5)
 }
+
+func TestQuantileCalibration(t *testing.T) {
+	t.Parallel()
+	y := []float64{1, 0, 0, 1, 0, 1}
+	p := []float64{0.9, 0.2, 0.1, 0.2, 0.2, 0.5} // three ties at 0.2, out of order
+	got := QuantileCalibration(y, p, 3)
+	want := []CalibrationBin{
+		// The first cut (after 2 rows) falls inside the ties, which stay together.
+		{Lo: 0.1, Hi: 0.2, Count: 4, MeanPredicted: 0.175, Observed: 0.25},
+		{Lo: 0.5, Hi: math.Nextafter(0.5, 2), Count: 1, MeanPredicted: 0.5, Observed: 1},
+		{Lo: 0.9, Hi: math.Nextafter(0.9, 2), Count: 1, MeanPredicted: 0.9, Observed: 1},
+	}
+	same := func(a, b CalibrationBin) bool {
+		return a.Lo == b.Lo && a.Hi == b.Hi && a.Count == b.Count &&
+			scalar.EqualWithinAbsOrRel(a.MeanPredicted, b.MeanPredicted, skillTol, skillTol) &&
+			scalar.EqualWithinAbsOrRel(a.Observed, b.Observed, skillTol, skillTol)
+	}
+	for i := range want {
+		if !same(got[i], want[i]) {
+			t.Errorf("bin %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	// A constant predictor fills one bin; the others are empty and span [0, 1].
+	got = QuantileCalibration(y, Constant(len(y), 1), 4)
+	if got[0].Count != len(y) || !(got[0].Lo < got[0].Hi) || got[0].Hi != 1 || got[0].Observed != 0.5 {
+		t.Errorf("constant 1: first bin %+v", got[0])
+	}
+	for _, b := range got[1:] {
+		if b != (CalibrationBin{Lo: 0, Hi: 1}) {
+			t.Errorf("constant 1: unused bin %+v, want empty [0, 1]", b)
+		}
+	}
+	// Random predictions: every bin is non-empty with about n/bins rows, the bins are
+	// ordered and disjoint, and they agree with a brute-force count of the rows in
+	// [Lo, Hi].
+	rng := rand.New(rand.NewPCG(1, 1))
+	const n, bins = 1003, 10
+	y, p = make([]float64, n), make([]float64, n)
+	for i := range p {
+		p[i] = math.Round(rng.Float64()*0.3*1000) / 1000 // ties, and a range far below 1
+		if rng.Float64() < p[i] {
+			y[i] = 1
+		}
+	}
+	got = QuantileCalibration(y, p, bins)
+	total := 0
+	for i, b := range got {
+		var k int
+		var sy float64
+		for r := range p {
+			if p[r] >= b.Lo && p[r] <= b.Hi {
+				k++
+				sy += y[r]
+			}
+		}
+		if b.Count != k || b.Count < n/bins-5 || b.Count > n/bins+20 || !scalar.EqualWithinAbsOrRel(b.Observed, sy/float64(k), skillTol, skillTol) {
+			t.Errorf("bin %d %+v: %d rows in [Lo, Hi] with observed %v", i, b, k, sy/float64(k))
+		}
+		if i > 0 && !(got[i-1].Hi < b.Lo) {
+			t.Errorf("bins %d and %d overlap: %+v, %+v", i-1, i, got[i-1], b)
+		}
+		total += b.Count
+	}
+	if total != n || got[bins-1].Hi > 0.31 {
+		t.Errorf("bins hold %d rows (want %d), last ends at %v", total, n, got[bins-1].Hi)
+	}
+}

@@ -13,7 +13,9 @@
 // The champions are a logistic regression of success (P-succ), a logistic regression of
 // conflict (P-conf) and an NGBoost Normal model of build time (mu, sigma in seconds),
 // as in ARCHITECTURE.md. Challengers on request: "gbm-success", gradient-boosted trees
-// of success, and "ngboost-lognormal", NGBoost LogNormal of build time.
+// of success, "gbm-conflict", gradient-boosted trees of conflicts (small trees, stopped
+// early on the latest training rows' log loss so that the rare class stays calibrated;
+// see conflictGBM), and "ngboost-lognormal", NGBoost LogNormal of build time.
 //
 // # Window and time split
 //
@@ -53,6 +55,7 @@
 //	conflict.logistic.json             logistic artifact
 //	buildtime.ngboost.json             NGBoost Normal artifact (models/ngboost)
 //	success.gbm.txt                    challenger gbm-success, LightGBM text (models/gbm)
+//	conflict.gbm.txt                   challenger gbm-conflict, LightGBM text (models/gbm)
 //	buildtime.ngboost-lognormal.json   challenger ngboost-lognormal
 //	devtable.json                      developer table frozen at AsOf (features)
 //	features.json                      the three feature schemas and the combined hash

@@ -234,11 +234,21 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 				rel.Series = append(rel.Series, report.ReliabilitySeries{Model: role, Bins: c.Calibration})
 			}
 		}
+		// Equal-width bins put nearly every pair into one bin when conflicts are rare;
+		// bins of equal counts cover the range of each model's predictions.
+		qrel := &report.Reliability{Title: name + ": reliability by deciles of the predictions"}
+		for _, role := range roles {
+			for model, p := range preds {
+				if p != nil && roleOf(model) == role {
+					qrel.Series = append(qrel.Series, report.ReliabilitySeries{Model: role, Bins: eval.QuantileCalibration(tb.Y, p, eval.CalibrationBins)})
+				}
+			}
+		}
 		sec := &report.Section{
 			Name:    name,
 			Note:    sectionNote(tb.NRows(), modelsNote(name)),
 			Metrics: report.ClassifierRows(byRole),
-			Plots:   []report.Plot{rel},
+			Plots:   []report.Plot{rel, qrel},
 		}
 		if best, bl := bestOf(out, func(c eval.ClassifierMetrics) float64 { return c.LogLoss }); best != "" {
 			skill := report.Metric{Name: "log loss skill over best baseline (1 − LL/LL of " + best + ")", Better: "higher", Values: map[string]float64{}}
@@ -275,7 +285,7 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 	var err error
 	var sec *report.Section
 	successPreds := map[string][]float64{ModelLogistic: pr.Success, ModelGBM: pr.SuccessGBM}
-	conflictPreds := map[string][]float64{ModelLogistic: complement(pr.Conflict), ModelGBM: nil}
+	conflictPreds := map[string][]float64{ModelLogistic: complement(pr.Conflict), ModelGBM: complement(pr.ConflictGBM)}
 	for name, p := range pr.Baselines {
 		switch baselineKind[name] {
 		case features.KindSuccess:
@@ -428,7 +438,7 @@ func modelsNote(section string) string {
 	case "success":
 		return "champion: logistic regression; challenger: gradient-boosted trees (gbm-success); baselines: pass-rate (the training pass rate), last-outcome (the training pass rate after the repository's latest success, after its latest failure, and before any); truth: true_p_success."
 	case "conflict":
-		return "Scored as P(no conflict) = 1 − P-conf, so that the failure class is the conflicts. champion: logistic regression; baseline: constant-rate (the training conflict rate); truth: true_p_conflict, the probability of a conflict by the overlap of the two changes (the label also counts a behind change failing with the ahead one for other reasons)."
+		return "Scored as P(no conflict) = 1 − P-conf, so that the failure class is the conflicts. champion: logistic regression; challenger: gradient-boosted trees (gbm-conflict); baseline: constant-rate (the training conflict rate); truth: true_p_conflict, the probability of a conflict by the overlap of the two changes (the label also counts a behind change failing with the ahead one for other reasons)."
 	}
 	return "champion: NGBoost Normal; challenger: NGBoost LogNormal (ngboost-lognormal); baselines: zuul-mean10 (a LogNormal whose mean is the mean of the latest 10 succeeded builds, Zuul's estimate), repo-lognormal (a LogNormal of the latest 100 training builds); truth: the log-normal moment-matched from true_mu_s and true_sigma_s."
 }

@@ -94,7 +94,7 @@ func mustPublish(t *testing.T, reg *registry.Registry, res *Result) string {
 // bundle holds every file and the manifest the metrics.
 func TestTrainPublishLoad(t *testing.T) {
 	h := testHistory(t)
-	res := mustTrain(t, h, testConfig(ChallengerGBMSuccess, ChallengerNGBoostLogNormal))
+	res := mustTrain(t, h, testConfig(ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostLogNormal))
 	reg, err := registry.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -107,13 +107,14 @@ func TestTrainPublishLoad(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	for _, f := range []string{FileSuccess, FileConflict, FileBuildTime, FileSuccessGBM, FileBuildTimeLogNormal,
+	for _, f := range []string{FileSuccess, FileConflict, FileBuildTime, FileSuccessGBM, FileConflictGBM, FileBuildTimeLogNormal,
 		FileDevTable, FileFeatures, FileMetrics, "report.html"} {
 		if !slices.Contains(b.Files(), f) {
 			t.Errorf("bundle lacks %s; files %v", f, b.Files())
 		}
 	}
-	for _, k := range []string{"success.auc", "success.log_loss", "success.gbm.auc", "conflict.log_loss",
+	for _, k := range []string{"success.auc", "success.log_loss", "success.gbm.auc", "conflict.log_loss", "conflict.gbm.log_loss",
+		"success.bayes_skill_log_loss", "success.gbm.bayes_skill_log_loss",
 		"buildtime.nll", "buildtime.crps", "buildtime.mape", "buildtime.coverage95", "buildtime.ngboost-lognormal.nll",
 		"success.bayes_gap_log_loss", "buildtime.bayes_gap_nll"} {
 		want := res.Metrics()[k]
@@ -142,6 +143,7 @@ func TestTrainPublishLoad(t *testing.T) {
 		{"success", got.Success, want.Success},
 		{"success gbm", got.SuccessGBM, want.SuccessGBM},
 		{"conflict", got.Conflict, want.Conflict},
+		{"conflict gbm", got.ConflictGBM, want.ConflictGBM},
 		{"buildtime mu", got.BuildTime.Mu, want.BuildTime.Mu},
 		{"buildtime sigma", got.BuildTime.Sigma, want.BuildTime.Sigma},
 		{"buildtime lognormal mu", got.BuildTimeLogNormal.Mu, want.BuildTimeLogNormal.Mu},
