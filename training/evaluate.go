@@ -438,7 +438,7 @@ func modelsNote(section string) string {
 	case "success":
 		return "champion: logistic regression; challenger: gradient-boosted trees (gbm-success); baselines: pass-rate (the training pass rate), last-outcome (the training pass rate after the repository's latest success, after its latest failure, and before any); truth: true_p_success."
 	case "conflict":
-		return "Scored as P(no conflict) = 1 − P-conf, so that the failure class is the conflicts. champion: logistic regression; challenger: gradient-boosted trees (gbm-conflict); baseline: constant-rate (the training conflict rate); truth: true_p_conflict, the probability of a conflict by the overlap of the two changes (the label also counts a behind change failing with the ahead one for other reasons)."
+		return "Scored as P(no conflict) = 1 − P-conf, so that the failure class is the conflicts. champion: logistic regression; challenger: gradient-boosted trees (gbm-conflict); baseline: constant-rate (the training conflict rate); truth: true_p_conflict, the probability of a conflict by the overlap, sizes and blast radius of the two changes (on synthetic histories the label's precision and recall against the drawn conflicts are 1; see package features)."
 	}
 	return "champion: NGBoost Normal; challenger: NGBoost LogNormal (ngboost-lognormal); baselines: zuul-mean10 (a LogNormal whose mean is the mean of the latest 10 succeeded builds, Zuul's estimate), repo-lognormal (a LogNormal of the latest 100 training builds); truth: the log-normal moment-matched from true_mu_s and true_sigma_s."
 }
