@@ -234,21 +234,11 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 				rel.Series = append(rel.Series, report.ReliabilitySeries{Model: role, Bins: c.Calibration})
 			}
 		}
-		// Equal-width bins put nearly every pair into one bin when conflicts are rare;
-		// bins of equal counts cover the range of each model's predictions.
-		qrel := &report.Reliability{Title: name + ": reliability by deciles of the predictions"}
-		for _, role := range roles {
-			for model, p := range preds {
-				if p != nil && roleOf(model) == role {
-					qrel.Series = append(qrel.Series, report.ReliabilitySeries{Model: role, Bins: eval.QuantileCalibration(tb.Y, p, eval.CalibrationBins)})
-				}
-			}
-		}
 		sec := &report.Section{
 			Name:    name,
 			Note:    sectionNote(tb.NRows(), modelsNote(name)),
 			Metrics: report.ClassifierRows(byRole),
-			Plots:   []report.Plot{rel, qrel},
+			Plots:   []report.Plot{rel},
 		}
 		if best, bl := bestOf(out, func(c eval.ClassifierMetrics) float64 { return c.LogLoss }); best != "" {
 			skill := report.Metric{Name: "log loss skill over best baseline (1 − LL/LL of " + best + ")", Better: "higher", Values: map[string]float64{}}
