@@ -2,6 +2,7 @@ package eval_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -14,20 +15,34 @@ import (
 	"github.com/sqpredict/sqpredict/models/logistic"
 )
 
-// bayesGapMax is the largest relative excess of the logistic models' holdout log loss
-// over the Bayes limit (the log loss of the true probabilities) that the issue accepts:
-// "within a few percent".
-const bayesGapMax = 0.05
-
 // bayesGapMin is the most a model may beat the Bayes limit by, relative to it: only by
 // chance, on a finite holdout. Doing better than the truth by more means the features
 // know something about the label they should not.
 const bayesGapMin = -0.02
 
+// checkBayes says why predictions p of the holdout labels y fall short of the Bayes
+// limit, the log loss of the true probabilities q, or "" when they do not: their
+// log-loss skill over the constant training rate (eval.LogLossSkill) must be at least
+// eval.MinSkill (issue 13: a relative gap to the Bayes limit alone lets a constant
+// predictor pass when the truth carries little information), and they must not beat the
+// limit by more than bayesGapMin.
+func checkBayes(y, p, q []float64, rate float64) (skill, gap float64, why string) {
+	skill = eval.LogLossSkill(y, p, eval.Constant(len(y), rate), q)
+	gap = eval.LogLoss(y, p)/eval.LogLoss(y, q) - 1
+	switch {
+	case !(skill >= eval.MinSkill):
+		why = fmt.Sprintf("log-loss skill over the constant %.3f, want at least %.2f", skill, eval.MinSkill)
+	case gap < bayesGapMin:
+		why = fmt.Sprintf("log loss %+.2f%% off the Bayes limit, want at least %+.0f%%", 100*gap, 100*bayesGapMin)
+	}
+	return skill, gap, why
+}
+
 // TestBayesGap fits the P-succ and P-conf logistic models on the first 70% (by
 // submission time) of the feature tables of four synthetic weeks, on the labels derived
 // from the builds table, and compares their log loss on the last 30% with that of the
-// true probability of each label on the same rows.
+// true probability of each label on the same rows (checkBayes). The constant training
+// rate, the prediction of a model that learnt nothing, must fail the same check.
 //
 // The conflict label records a conflict given that both changes succeed alone, whose
 // probability is true_p_conflict. The success label is the change's intrinsic outcome
@@ -105,18 +120,23 @@ func TestBayesGap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		model := eval.LogLoss(yTest, m.Predict(nil, xTest))
-		bayes := eval.LogLoss(yTest, qTest)
-		gap := model/bayes - 1
+		var rate float64
+		for _, v := range yTrain {
+			rate += v / float64(len(yTrain))
+		}
+		pred := m.Predict(nil, xTest)
+		skill, gap, why := checkBayes(yTest, pred, qTest, rate)
 		var pos float64
 		for _, v := range yTest {
 			pos += v
 		}
-		t.Logf("%v: %d rows (%d positive labels, %d without truth), %d features; holdout %d rows, %.0f positive: log loss %.5f, Bayes limit %.5f, gap %+.2f%% (%d iterations)",
-			kind, tab.NRows(), int(derived), tab.NRows()-len(keep), nf, len(test), pos, model, bayes, 100*gap, m.Stats().Iterations)
-		if gap > bayesGapMax || gap < bayesGapMin {
-			t.Errorf("%v: holdout log loss %.5f is %+.2f%% off the Bayes limit %.5f, want between %+.0f%% and %+.0f%%",
-				kind, model, 100*gap, bayes, 100*bayesGapMin, 100*bayesGapMax)
+		t.Logf("%v: %d rows (%d positive labels, %d without truth), %d features; holdout %d rows, %.0f positive: log loss %.5f, Bayes limit %.5f, gap %+.2f%%, skill over the constant %.3f (%d iterations)",
+			kind, tab.NRows(), int(derived), tab.NRows()-len(keep), nf, len(test), pos, eval.LogLoss(yTest, pred), eval.LogLoss(yTest, qTest), 100*gap, skill, m.Stats().Iterations)
+		if why != "" {
+			t.Errorf("%v: logistic model: %s", kind, why)
+		}
+		if cSkill, _, cWhy := checkBayes(yTest, eval.Constant(len(yTest), rate), qTest, rate); cWhy == "" {
+			t.Errorf("%v: the constant rate %.4f passes the Bayes check (skill %.3f): the check cannot tell a model that learnt nothing", kind, rate, cSkill)
 		}
 	}
 }

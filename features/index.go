@@ -65,6 +65,7 @@ type changeInfo struct {
 	builds      []int32     // all builds of the change, in table order
 	targets     []int32     // affected targets as sorted distinct ids; nil when unknown
 	nTargets    float64     // len(targets), NaN when unknown: the affected_targets feature
+	area        string      // mainArea of the affected targets: the same_area feature
 	bits        []uint64    // targets as a bitset when there are at least bitsetMin of them
 	conflicts   float64     // conflicts_count: pending changes at submission with overlapping targets
 	ahead       float64     // queue_ahead: pending changes at submission
@@ -737,6 +738,7 @@ func (ix *Index) internTargets() {
 		write += len(set)
 		info.targets = set[:len(set):len(set)]
 		info.nTargets = float64(len(set))
+		info.area = mainArea(t)
 		if len(set) >= bitsetMin {
 			info.bits = make([]uint64, (ix.nNames+63)/64)
 			for _, x := range set {

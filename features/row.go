@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/sqpredict/sqpredict/datasets"
 )
@@ -108,7 +109,7 @@ type DevStats struct {
 // numbers of names of their schemas (TestSchemaGolden checks).
 const (
 	NSuccess   = 47
-	NConflict  = 67
+	NConflict  = 72
 	NBuildTime = 41
 )
 
@@ -169,12 +170,13 @@ func Conflict(dst []float64, ahead, behind *datasets.Change, devAhead, devBehind
 		n, _, _ := overlap(ahead.AffectedTargets, behind.AffectedTargets)
 		inter = float64(n)
 	}
-	return conflict(dst, ahead, behind, affectedCount(ahead), affectedCount(behind), inter, devAhead, devBehind)
+	return conflict(dst, ahead, behind, affectedCount(ahead), affectedCount(behind), inter,
+		mainArea(ahead.AffectedTargets), mainArea(behind.AffectedTargets), devAhead, devBehind)
 }
 
 // conflict is Conflict with the numbers of distinct affected targets of each change and
-// of their intersection given (NaN when unknown).
-func conflict(dst []float64, ahead, behind *datasets.Change, nAhead, nBehind, inter float64, devAhead, devBehind DevStats) []float64 {
+// of their intersection (NaN when unknown) and the changes' main areas given.
+func conflict(dst []float64, ahead, behind *datasets.Change, nAhead, nBehind, inter float64, areaAhead, areaBehind string, devAhead, devBehind DevStats) []float64 {
 	o := 0
 	for _, s := range [2]struct {
 		c   *datasets.Change
@@ -185,7 +187,7 @@ func conflict(dst []float64, ahead, behind *datasets.Change, nAhead, nBehind, in
 		o = writeRevision(dst, o, s.c)
 		o = writeDeveloper(dst, o, s.c, s.dev)
 	}
-	writePair(dst, o, ahead, behind, inter, nAhead+nBehind-inter)
+	writePair(dst, o, ahead, behind, pairSizes{inter: inter, nAhead: nAhead, nBehind: nBehind, areaAhead: areaAhead, areaBehind: areaBehind})
 	return dst
 }
 
@@ -280,16 +282,22 @@ func writeRecentDuration(d []float64, o int, r Recent) int {
 	return o + nRecentDur
 }
 
-// writePair writes the pair group; inter and union are the sizes of the intersection and
-// the union of the two changes' affected-target sets, NaN when unknown.
-func writePair(d []float64, o int, a, b *datasets.Change, inter, union float64) int {
+// pairSizes are the set sizes of a pair: the numbers of distinct affected targets of
+// the intersection and of each change (NaN when unknown), and each change's main area
+// ("" when it has none).
+type pairSizes struct {
+	inter, nAhead, nBehind float64
+	areaAhead, areaBehind  string
+}
+
+// writePair writes the pair group (see pairNames). A share whose denominator is 0 (a
+// change without affected targets) is NaN, as is every share when the targets are
+// unknown.
+func writePair(d []float64, o int, a, b *datasets.Change, z pairSizes) int {
 	d = d[o : o+nPair]
-	jac := nan
-	if union > 0 {
-		jac = inter / union
-	}
+	inter := z.inter
 	d[0] = inter
-	d[1] = jac
+	d[1] = ratio(inter, z.nAhead+z.nBehind-inter)
 	same := nan
 	if a.Author != "" && b.Author != "" {
 		same = 0
@@ -304,7 +312,59 @@ func writePair(d []float64, o int, a, b *datasets.Change, inter, union float64) 
 	}
 	d[3] = gap
 	d[4] = math.Log1p(math.Abs(gap))
+	d[5] = math.Log1p(inter)
+	d[6] = ratio(inter, math.Min(z.nAhead, z.nBehind))
+	d[7] = ratio(inter, z.nAhead)
+	d[8] = ratio(inter, z.nBehind)
+	area := nan
+	if z.areaAhead != "" && z.areaBehind != "" {
+		area = 0
+		if z.areaAhead == z.areaBehind {
+			area = 1
+		}
+	}
+	d[9] = area
 	return o + nPair
+}
+
+// ratio returns num/den, NaN unless den > 0 (NaN operands give NaN).
+func ratio(num, den float64) float64 {
+	if !(den > 0) {
+		return nan
+	}
+	return num / den
+}
+
+// areaOf returns the area of a build target: the first component of its package path,
+// "team03" for "//team03/t0123" or "//team03/lib:t", "app" for "app/x". A name without
+// one (empty, or "//" alone) has the area "".
+func areaOf(name string) string {
+	s := strings.TrimPrefix(name, "//")
+	if i := strings.IndexAny(s, "/:"); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// mainArea returns the area (see areaOf) that most of targets fall in, counting distinct
+// names; ties go to the area that sorts first. It returns "" for an empty or unknown
+// list. A sorted list (the usual form) is read in one pass without allocating: the
+// names of an area are contiguous in sort order.
+func mainArea(targets []string) string {
+	s := sortedSet(targets)
+	best, bestN := "", 0
+	for i := 0; i < len(s); {
+		a := areaOf(s[i])
+		j := i + 1
+		for j < len(s) && areaOf(s[j]) == a {
+			j++
+		}
+		if a != "" && j-i > bestN {
+			best, bestN = a, j-i
+		}
+		i = j
+	}
+	return best
 }
 
 // smallSet is the size up to which set operations on unsorted target lists use nested

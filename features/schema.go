@@ -182,12 +182,19 @@ var (
 		"log1p_repo_last_duration",
 		"log1p_repo_mean10_success_duration", // Zuul's estimate, log1p(seconds)
 	}
+	// pairNames describe the pair. The shares are of distinct affected targets; each
+	// change's size and blast radius (affected_targets, its log) are in its change group.
 	pairNames = []string{
 		"overlap_targets",
 		"jaccard_targets",
 		"same_author",
 		"seconds_between_submissions",
 		"log1p_seconds_between_submissions",
+		"log1p_overlap_targets",
+		"containment_targets",  // overlap / the smaller change's targets
+		"overlap_share_ahead",  // overlap / the ahead change's targets
+		"overlap_share_behind", // overlap / the behind change's targets
+		"same_area",            // the two changes' main areas (see mainArea) are the same
 	}
 
 	successNames   = concat(nil, changeNames, revisionNames, developerNames, speculationNames, recentNames)

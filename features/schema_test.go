@@ -27,7 +27,7 @@ import (
 // previous format (before the kind was hashed).
 const (
 	goldenSuccessHash   = "0eeff4cb0601581b7a4ab459b19902dd62365a7f480f5f6543983ba0e02a8e13"
-	goldenConflictHash  = "f5a8815a3a6e03836cd99efb06c96ee8e7abb9e9126607d5c7af74fa288928f8"
+	goldenConflictHash  = "d1a5ddee2cf9c8cf87c314784d0f9bc0c64608c693b80131cef65ccce0ffe727"
 	goldenBuildTimeHash = "f7c24ba32b2846fccd4a5829b2767e65d618711c45afe27fb05de75c5c015399"
 )
 
@@ -152,7 +152,8 @@ func TestRowsFillEveryColumn(t *testing.T) {
 			"log1p_repo_last_duration": math.Log1p(100), "log1p_repo_mean10_success_duration": math.Log1p(200)},
 		KindConflict: {"ahead_affected_targets": 3, "behind_affected_targets": 1, "behind_dev_prior_changes": 1,
 			"ahead_dev_prior_changes": 11, "overlap_targets": 1, "jaccard_targets": 1.0 / 3,
-			"same_author": 0, "seconds_between_submissions": 180},
+			"same_author": 0, "seconds_between_submissions": 180, "log1p_overlap_targets": math.Log1p(1),
+			"containment_targets": 1, "overlap_share_ahead": 1.0 / 3, "overlap_share_behind": 1, "same_area": 0},
 	}
 	for k, row := range rows {
 		s := k.Schema()
@@ -275,10 +276,49 @@ func TestFlagsAndMissing(t *testing.T) {
 	s := KindConflict.Schema()
 	for _, name := range []string{"ahead_affected_targets", "ahead_revision_has_revert_plan",
 		"ahead_initial_checks_failed_share", "overlap_targets", "jaccard_targets", "same_author",
-		"seconds_between_submissions", "log1p_seconds_between_submissions"} {
+		"seconds_between_submissions", "log1p_seconds_between_submissions", "log1p_overlap_targets",
+		"containment_targets", "overlap_share_ahead", "overlap_share_behind", "same_area"} {
 		if v := row[colOf(s, name)]; !math.IsNaN(v) {
 			t.Errorf("%s = %v, want NaN", name, v)
 		}
+	}
+}
+
+// TestMainArea checks the area of target names and the main area of a change's list,
+// sorted or not, with duplicates and ties.
+func TestMainArea(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		targets []string
+		want    string
+	}{
+		{"unknown", nil, ""},
+		{"empty", []string{}, ""},
+		{"one", []string{"//team03/t0123"}, "team03"},
+		{"label with colon", []string{"//core:lib", "//core/x:y"}, "core"},
+		{"no slashes", []string{"app/x", "app/y", "lib/z"}, "app"},
+		{"majority, unsorted with duplicates", []string{"//b/1", "//a/1", "//b/2", "//b/1", "//a/1"}, "b"},
+		{"duplicates do not count twice", []string{"//a/1", "//a/1", "//a/1", "//b/1", "//b/2"}, "b"},
+		{"tie goes to the first in sort order", []string{"//z/1", "//y/1"}, "y"},
+		{"names without an area are ignored", []string{"//", "//", "//q/1"}, "q"},
+	}
+	for _, tc := range tests {
+		if got := mainArea(tc.targets); got != tc.want {
+			t.Errorf("%s: mainArea(%q) = %q, want %q", tc.name, tc.targets, got, tc.want)
+		}
+	}
+	// The pair feature: the same main area, another one, or unknown targets.
+	a := change("a", "ann", 0, 10, landed, "//t1/x", "//t1/y", "//core/c")
+	b := change("b", "bob", 1, 10, landed, "//t1/y", "//t2/z")
+	c := change("c", "cid", 2, 10, landed, "//t2/z", "//t2/w", "//t1/y")
+	s := KindConflict.Schema()
+	col := colOf(s, "same_area")
+	if v := Conflict(make([]float64, NConflict), &a, &b, DevStats{}, DevStats{})[col]; v != 1 {
+		t.Errorf("same_area(t1, t1 by tie) = %v, want 1", v)
+	}
+	if v := Conflict(make([]float64, NConflict), &a, &c, DevStats{}, DevStats{})[col]; v != 0 {
+		t.Errorf("same_area(t1, t2) = %v, want 0", v)
 	}
 }
 

@@ -148,6 +148,16 @@ func TestSyntheticSuccessAtSubmission(t *testing.T) {
 // equal the generator's draw.
 const conflictAgreementMin = 0.99
 
+// conflictPrecisionMin and conflictRecallMin bound the conflict label's precision and
+// recall against the synthetic truth (see TestSyntheticConflictLabels). The synthetic
+// queue bisects every rejected path, so both are near 1: the margins allow for
+// flaky-build contradictions and for pairs whose evidence the history cannot order
+// (decisions and submissions in the same second).
+const (
+	conflictPrecisionMin = 0.99
+	conflictRecallMin    = 0.95
+)
+
 // conflictMeanSigmas is the tolerance, in binomial standard deviations, of the mean
 // conflict label about the mean true_p_conflict of the labelled pairs.
 const conflictMeanSigmas = 4
@@ -216,6 +226,45 @@ func TestSyntheticConflictLabels(t *testing.T) {
 			}
 			if tb.Skipped[SkipNotBothSucceedAlone] == 0 {
 				t.Errorf("no pair skipped as %s: %v", SkipNotBothSucceedAlone, tb.Skipped)
+			}
+
+			// Precision and recall of label 1 against the truth. Precision: of the pairs
+			// labelled a conflict, the share that really conflicted (the rest would be
+			// the behind change failing with the ahead one for another reason). Recall:
+			// of the real conflicts inside the label's condition (the ahead change landed
+			// and the behind change is intrinsically good: P-conf's event), the share
+			// labelled a conflict; the others got no row or label 0.
+			label := make(map[[2]string]float64, tb.NRows())
+			var tp, fp int
+			for r, y := range tb.Y {
+				label[[2]string{tb.AheadID[r], tb.ChangeID[r]}] = y
+				switch {
+				case y == 1 && drawn[r] == 1:
+					tp++
+				case y == 1:
+					fp++
+				}
+			}
+			var real, found, zero int
+			for _, p := range h.Pairs {
+				a, b := idx[p.AheadChangeID], idx[p.BehindChangeID]
+				if !p.Conflicted || h.Changes[a].Outcome != datasets.OutcomeLanded || !w.Good[b] {
+					continue
+				}
+				real++
+				switch y, ok := label[[2]string{p.AheadChangeID, p.BehindChangeID}]; {
+				case ok && y == 1:
+					found++
+				case ok:
+					zero++
+				}
+			}
+			precision, recall := float64(tp)/float64(tp+fp), float64(found)/float64(real)
+			t.Logf("%s: conflict label precision %.4f (%d of %d), recall %.4f (%d of %d real conflicts in the condition; %d labelled 0, %d without a row)",
+				prof, precision, tp, tp+fp, recall, found, real, zero, real-found-zero)
+			if precision < conflictPrecisionMin || recall < conflictRecallMin || zero > 0 {
+				t.Errorf("conflict label precision %.4f, recall %.4f (%d real conflicts labelled 0), want at least %v and %v",
+					precision, recall, zero, conflictPrecisionMin, conflictRecallMin)
 			}
 		})
 	}

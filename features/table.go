@@ -229,7 +229,7 @@ func (ix *Index) conflictRows(ctx context.Context, t *Table) error {
 		a, b := &h.Changes[p.ahead], &h.Changes[p.behind]
 		ia, ib := &ix.changes[p.ahead], &ix.changes[p.behind]
 		// Candidate pairs have known targets.
-		conflict(t.grow(), a, b, ia.nTargets, ib.nTargets, float64(overlapInfo(ia, ib)), p.devAhead, ib.dev)
+		conflict(t.grow(), a, b, ia.nTargets, ib.nTargets, float64(overlapInfo(ia, ib)), ia.area, ib.area, p.devAhead, ib.dev)
 		t.Y = append(t.Y, float64(p.label))
 		t.ChangeID = append(t.ChangeID, b.ChangeID)
 		t.AheadID = append(t.AheadID, a.ChangeID)

@@ -33,6 +33,7 @@ const (
 	FileConflict           = "conflict.logistic.json"
 	FileBuildTime          = "buildtime.ngboost.json"
 	FileSuccessGBM         = "success.gbm.txt"
+	FileConflictGBM        = "conflict.gbm.txt"
 	FileBuildTimeLogNormal = "buildtime.ngboost-lognormal.json"
 	FileDevTable           = "devtable.json"
 	FileFeatures           = "features.json"
@@ -70,9 +71,10 @@ type Models struct {
 	Success   *logistic.Model // P-succ champion
 	Conflict  *logistic.Model // P-conf champion
 	BuildTime *ngboost.Model  // build time champion, Normal
-	// SuccessGBM and BuildTimeLogNormal are the challengers gbm-success and
-	// ngboost-lognormal.
+	// SuccessGBM, ConflictGBM and BuildTimeLogNormal are the challengers gbm-success,
+	// gbm-conflict and ngboost-lognormal.
 	SuccessGBM         *gbm.Model
+	ConflictGBM        *gbm.Model
 	BuildTimeLogNormal *ngboost.Model
 	// LeftOut says why each model file left out of a partial bundle is missing, by
 	// bundle file name (set by training; empty for a loaded bundle).
@@ -136,9 +138,14 @@ func (m *Models) Files() (map[string][]byte, error) {
 			return nil, err
 		}
 	}
-	if m.SuccessGBM != nil {
-		if err := put(FileSuccessGBM, func(w io.Writer) error { return gbm.WriteLightGBM(w, m.SuccessGBM) }); err != nil {
-			return nil, err
+	for _, g := range []struct {
+		name string
+		m    *gbm.Model
+	}{{FileSuccessGBM, m.SuccessGBM}, {FileConflictGBM, m.ConflictGBM}} {
+		if g.m != nil {
+			if err := put(g.name, func(w io.Writer) error { return gbm.WriteLightGBM(w, g.m) }); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if m.BuildTimeLogNormal != nil {
@@ -214,6 +221,16 @@ func loadModels(b *registry.Bundle, partial bool) (*Models, error) {
 			return checkNames(lm.FeatureNames(), kind)
 		}
 	}
+	gbmOf := func(dst **gbm.Model, kind features.Kind) func([]byte) error {
+		return func(data []byte) error {
+			gm, err := gbm.ReadLightGBM(bytes.NewReader(data))
+			if err != nil {
+				return err
+			}
+			*dst = gm
+			return checkNames(gm.FeatureNames(), kind)
+		}
+	}
 	ngboostOf := func(dst **ngboost.Model, fam ngboost.Family) func([]byte) error {
 		return func(data []byte) error {
 			nm, err := ngboost.ReadJSON(bytes.NewReader(data))
@@ -236,14 +253,8 @@ func loadModels(b *registry.Bundle, partial bool) (*Models, error) {
 		{FileConflict, true, logisticOf(&m.Conflict, features.KindConflict)},
 		{FileBuildTime, true, ngboostOf(&m.BuildTime, ngboost.Normal)},
 		{FileBuildTimeLogNormal, false, ngboostOf(&m.BuildTimeLogNormal, ngboost.LogNormal)},
-		{FileSuccessGBM, false, func(data []byte) error {
-			gm, err := gbm.ReadLightGBM(bytes.NewReader(data))
-			if err != nil {
-				return err
-			}
-			m.SuccessGBM = gm
-			return checkNames(gm.FeatureNames(), features.KindSuccess)
-		}},
+		{FileSuccessGBM, false, gbmOf(&m.SuccessGBM, features.KindSuccess)},
+		{FileConflictGBM, false, gbmOf(&m.ConflictGBM, features.KindConflict)},
 		{FileDevTable, true, func(data []byte) error {
 			t, err := features.ReadDevTable(bytes.NewReader(data))
 			m.DevTable = t
@@ -289,6 +300,7 @@ func checkNames(names []string, kind features.Kind) error {
 type Predictions struct {
 	Success, SuccessGBM []float64 // P(success) per success row
 	Conflict            []float64 // P(conflict) per conflict row
+	ConflictGBM         []float64 // the gbm-conflict challenger's P(conflict) per conflict row
 	// BuildTime and BuildTimeLogNormal are predictive distributions per build-time row.
 	BuildTime, BuildTimeLogNormal eval.Predictive
 	// Baselines holds the classification baselines' probabilities (P(success) per
@@ -326,8 +338,13 @@ func (m *Models) Predict(success, conflict, buildtime *features.Table) *Predicti
 			p.SuccessGBM = m.SuccessGBM.Predict(nil, x)
 		}
 	}
-	if x := conflict.Dense(); x != nil && m.Conflict != nil {
-		p.Conflict = m.Conflict.Predict(nil, x)
+	if x := conflict.Dense(); x != nil {
+		if m.Conflict != nil {
+			p.Conflict = m.Conflict.Predict(nil, x)
+		}
+		if m.ConflictGBM != nil {
+			p.ConflictGBM = m.ConflictGBM.Predict(nil, x)
+		}
 	}
 	if x := buildtime.Dense(); x != nil {
 		if m.BuildTime != nil {

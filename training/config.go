@@ -42,8 +42,12 @@ const (
 // Challenger names, as --challengers and Config.Challengers spell them.
 const (
 	ChallengerGBMSuccess       = "gbm-success"       // gradient-boosted trees of success
+	ChallengerGBMConflict      = "gbm-conflict"      // gradient-boosted trees of conflicts (P-conf)
 	ChallengerNGBoostLogNormal = "ngboost-lognormal" // NGBoost LogNormal of build time
 )
+
+// challengers lists the challenger names Config.Challengers accepts.
+var challengers = []string{ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostLogNormal}
 
 // Defaults of the Config fields left zero.
 const (
@@ -181,7 +185,7 @@ type Config struct {
 	// ("holdout_fraction"), in (0, 1); zero means DefaultHoldoutFraction.
 	HoldoutFraction float64 `json:"holdout_fraction,omitempty"`
 	// Challengers lists the challenger models to train as well ("challengers"):
-	// ChallengerGBMSuccess, ChallengerNGBoostLogNormal.
+	// ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostLogNormal.
 	Challengers []string `json:"challengers,omitempty"`
 	// Success and Conflict are the logistic champions' parameters ("success",
 	// "conflict"); BuildTime those of both NGBoost models ("buildtime").
@@ -254,8 +258,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: buildtime.early_stopping_rounds %d is below -1", ErrConfig, c.BuildTime.EarlyStoppingRounds)
 	}
 	for _, ch := range c.Challengers {
-		if ch != ChallengerGBMSuccess && ch != ChallengerNGBoostLogNormal {
-			return fmt.Errorf("%w: challenger %q is not %s or %s", ErrConfig, ch, ChallengerGBMSuccess, ChallengerNGBoostLogNormal)
+		if !slices.Contains(challengers, ch) {
+			return fmt.Errorf("%w: challenger %q is not one of %s", ErrConfig, ch, strings.Join(challengers, ", "))
 		}
 	}
 	for k, g := range c.Gates {
@@ -278,8 +282,8 @@ func ParseChallengers(s string) ([]string, error) {
 		if f == "" {
 			continue
 		}
-		if f != ChallengerGBMSuccess && f != ChallengerNGBoostLogNormal {
-			return nil, fmt.Errorf("%w: challenger %q is not %s or %s", ErrConfig, f, ChallengerGBMSuccess, ChallengerNGBoostLogNormal)
+		if !slices.Contains(challengers, f) {
+			return nil, fmt.Errorf("%w: challenger %q is not one of %s", ErrConfig, f, strings.Join(challengers, ", "))
 		}
 		if !slices.Contains(out, f) {
 			out = append(out, f)

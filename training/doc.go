@@ -13,7 +13,9 @@
 // The champions are a logistic regression of success (P-succ), a logistic regression of
 // conflict (P-conf) and an NGBoost Normal model of build time (mu, sigma in seconds),
 // as in ARCHITECTURE.md. Challengers on request: "gbm-success", gradient-boosted trees
-// of success, and "ngboost-lognormal", NGBoost LogNormal of build time.
+// of success, "gbm-conflict", gradient-boosted trees of conflicts (small trees, stopped
+// early on the latest training rows' log loss so that the rare class stays calibrated;
+// see conflictGBM), and "ngboost-lognormal", NGBoost LogNormal of build time.
 //
 // # Window and time split
 //
@@ -53,6 +55,7 @@
 //	conflict.logistic.json             logistic artifact
 //	buildtime.ngboost.json             NGBoost Normal artifact (models/ngboost)
 //	success.gbm.txt                    challenger gbm-success, LightGBM text (models/gbm)
+//	conflict.gbm.txt                   challenger gbm-conflict, LightGBM text (models/gbm)
 //	buildtime.ngboost-lognormal.json   challenger ngboost-lognormal
 //	devtable.json                      developer table frozen at AsOf (features)
 //	features.json                      the three feature schemas and the combined hash
@@ -87,7 +90,11 @@
 // ground truth (synthetic histories) the same metrics of the true probabilities or true
 // log-normal distribution appear under the model name "truth", and bayes_gap_log_loss
 // (classifiers) or bayes_gap_nll (build time) is the model's value minus the truth's: how
-// far the model is from the Bayes limit. The success truth, true_p_success, is the
+// far the model is from the Bayes limit, and bayes_skill_log_loss (classifiers) is the
+// model's log-loss skill over the constant training rate towards the truth,
+// (LL_constant − LL_model) / (LL_constant − LL_truth) with the pass-rate (success) or
+// constant-rate (conflict) baseline as the constant (eval.Skill): 0 for a model that
+// learnt nothing, 1 at the Bayes limit. The success truth, true_p_success, is the
 // probability that a change's build succeeds alone, while the label is its build on the
 // path that really landed, which also fails on a conflict; that gap can therefore be
 // slightly negative. A metric that is undefined (AUC with one class in the holdout) is

@@ -86,6 +86,24 @@ func (e *Evaluation) Metrics() map[string]float64 {
 			}
 		}
 	}
+	// Skill over the constant towards the truth (synthetic histories):
+	// (LL_constant − LL_model) / (LL_constant − LL_truth), eval.Skill.
+	for _, sec := range []string{"success", "conflict"} {
+		m := e.Success
+		if sec == "conflict" {
+			m = e.Conflict
+		}
+		c, okC := m[constantBaseline[sec]]
+		t, okT := m[ModelTruth]
+		if !okC || !okT {
+			continue
+		}
+		for model, v := range m {
+			if isModel(model) {
+				out[key(sec, model, "bayes_skill_log_loss")] = eval.Skill(v.LogLoss, c.LogLoss, t.LogLoss)
+			}
+		}
+	}
 	if _, best := e.BestBaseline("buildtime"); !math.IsNaN(best) {
 		for model, d := range e.BuildTime {
 			if isModel(model) {
@@ -95,6 +113,10 @@ func (e *Evaluation) Metrics() map[string]float64 {
 	}
 	return out
 }
+
+// constantBaseline names the baseline that predicts the constant training rate of each
+// classifier section: the reference of the skill towards the truth.
+var constantBaseline = map[string]string{"success": BaselinePassRate, "conflict": BaselineConstantRate}
 
 // isModel reports whether model is a champion or a challenger: neither a baseline nor
 // the truth.
@@ -125,7 +147,7 @@ func distributionValues(d eval.DistributionMetrics) map[string]float64 {
 func metricDirection(key string) (eval.Direction, bool) {
 	name := key[strings.LastIndexByte(key, '.')+1:]
 	switch name {
-	case "accuracy", "auc", "pr_auc", "failure_precision", "failure_recall", "failure_f1", "skill_log_loss", "skill_nll":
+	case "accuracy", "auc", "pr_auc", "failure_precision", "failure_recall", "failure_f1", "skill_log_loss", "skill_nll", "bayes_skill_log_loss":
 		return eval.HigherIsBetter, true
 	case "log_loss", "brier", "ece", "mape", "mdape", "rmse", "mae", "nll", "crps", "bayes_gap_log_loss", "bayes_gap_nll":
 		return eval.LowerIsBetter, true
@@ -228,6 +250,17 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 			sec.Metrics = append(sec.Metrics, skill)
 			sec.Note += " Best baseline on log loss: " + best + "."
 		}
+		if c, ok := out[constantBaseline[name]]; ok {
+			if t, ok := byRole[roleTruth]; ok {
+				skill := report.Metric{Name: "log loss skill over the constant towards truth ((LL of " + constantBaseline[name] + " − LL)/(LL of " + constantBaseline[name] + " − LL of truth))", Better: "higher", Values: map[string]float64{}}
+				for model, v := range out {
+					if isModel(model) {
+						skill.Values[roleOf(model)] = eval.Skill(v.LogLoss, c.LogLoss, t.LogLoss)
+					}
+				}
+				sec.Metrics = append(sec.Metrics, skill)
+			}
+		}
 		if t, ok := byRole[roleTruth]; ok {
 			gap := report.Metric{Name: "log loss gap to truth (nats)", Better: "lower", Values: map[string]float64{}}
 			for role, c := range byRole {
@@ -242,7 +275,7 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 	var err error
 	var sec *report.Section
 	successPreds := map[string][]float64{ModelLogistic: pr.Success, ModelGBM: pr.SuccessGBM}
-	conflictPreds := map[string][]float64{ModelLogistic: complement(pr.Conflict), ModelGBM: nil}
+	conflictPreds := map[string][]float64{ModelLogistic: complement(pr.Conflict), ModelGBM: complement(pr.ConflictGBM)}
 	for name, p := range pr.Baselines {
 		switch baselineKind[name] {
 		case features.KindSuccess:
@@ -395,7 +428,7 @@ func modelsNote(section string) string {
 	case "success":
 		return "champion: logistic regression; challenger: gradient-boosted trees (gbm-success); baselines: pass-rate (the training pass rate), last-outcome (the training pass rate after the repository's latest success, after its latest failure, and before any); truth: true_p_success."
 	case "conflict":
-		return "Scored as P(no conflict) = 1 − P-conf, so that the failure class is the conflicts. champion: logistic regression; baseline: constant-rate (the training conflict rate); truth: true_p_conflict, the probability of a conflict by the overlap of the two changes (the label also counts a behind change failing with the ahead one for other reasons)."
+		return "Scored as P(no conflict) = 1 − P-conf, so that the failure class is the conflicts. champion: logistic regression; challenger: gradient-boosted trees (gbm-conflict); baseline: constant-rate (the training conflict rate); truth: true_p_conflict, the probability of a conflict by the overlap, sizes and blast radius of the two changes (on synthetic histories the label's precision and recall against the drawn conflicts are 1; see package features)."
 	}
 	return "champion: NGBoost Normal; challenger: NGBoost LogNormal (ngboost-lognormal); baselines: zuul-mean10 (a LogNormal whose mean is the mean of the latest 10 succeeded builds, Zuul's estimate), repo-lognormal (a LogNormal of the latest 100 training builds); truth: the log-normal moment-matched from true_mu_s and true_sigma_s."
 }

@@ -45,7 +45,9 @@ func TestTruthPredictive(t *testing.T) {
 func TestMetricsKeys(t *testing.T) {
 	e := &Evaluation{
 		Success: map[string]eval.ClassifierMetrics{ModelLogistic: {N: 10, LogLoss: 0.5, ROCAUC: 0.8},
-			ModelGBM: {LogLoss: 0.45}, ModelTruth: {LogLoss: 0.4}},
+			ModelGBM: {LogLoss: 0.45}, ModelTruth: {LogLoss: 0.4}, BaselinePassRate: {LogLoss: 0.6}},
+		Conflict: map[string]eval.ClassifierMetrics{ModelLogistic: {LogLoss: 0.12}, ModelTruth: {LogLoss: 0.1},
+			BaselineConstantRate: {LogLoss: 0.12}},
 		BuildTime: map[string]eval.DistributionMetrics{ModelNGBoost: {NLL: 7.5, Coverage: [3]float64{0.5, 0.8, 0.9}},
 			ModelTruth: {NLL: 7.25}},
 	}
@@ -54,6 +56,10 @@ func TestMetricsKeys(t *testing.T) {
 		"success.n": 10, "success.log_loss": 0.5, "success.auc": 0.8, "success.gbm.log_loss": 0.45,
 		"success.truth.log_loss": 0.4, "success.bayes_gap_log_loss": 0.1, "success.gbm.bayes_gap_log_loss": 0.05,
 		"buildtime.nll": 7.5, "buildtime.coverage95": 0.9, "buildtime.bayes_gap_nll": 0.25,
+		// (0.6 − 0.5)/(0.6 − 0.4) and (0.6 − 0.45)/(0.6 − 0.4); a champion no better
+		// than the constant has skill 0.
+		"success.bayes_skill_log_loss": 0.5, "success.gbm.bayes_skill_log_loss": 0.75,
+		"conflict.bayes_skill_log_loss": 0,
 	} {
 		if got, ok := m[k]; !ok || !scalar.EqualWithinAbsOrRel(got, want, 1e-12, 1e-12) {
 			t.Errorf("Metrics()[%q] = %v (present %v), want %v", k, got, ok, want)
@@ -61,6 +67,11 @@ func TestMetricsKeys(t *testing.T) {
 	}
 	if _, ok := m["success.truth.bayes_gap_log_loss"]; ok {
 		t.Error("truth has a gap to itself")
+	}
+	for _, k := range []string{"success.truth.bayes_skill_log_loss", "success.pass-rate.bayes_skill_log_loss", "buildtime.bayes_skill_log_loss"} {
+		if _, ok := m[k]; ok {
+			t.Errorf("Metrics()[%q] present, want only models' skill", k)
+		}
 	}
 	for k := range m {
 		if _, ok := metricDirection(k); !ok && !map[string]bool{"n": true, "failures": true, "coverage50": true, "coverage80": true, "coverage95": true}[k[strings.LastIndexByte(k, '.')+1:]] {

@@ -73,6 +73,10 @@ func fitAll(ctx context.Context, t tables, cfg *Config, stage func(name string))
 			return err
 		}},
 		{FileSuccessGBM, t.success, true, cfg.has(ChallengerGBMSuccess), func() error { m.SuccessGBM, err = fitGBM(ctx, t.success, cfg); return err }},
+		{FileConflictGBM, t.conflict, true, cfg.has(ChallengerGBMConflict), func() error {
+			m.ConflictGBM, err = fitConflictGBM(ctx, t.conflict, cfg)
+			return err
+		}},
 		{FileBuildTimeLogNormal, t.buildtime, false, cfg.has(ChallengerNGBoostLogNormal), func() error {
 			m.BuildTimeLogNormal, err = fitNGBoost(ctx, t.buildtime, ngboost.LogNormal, cfg)
 			return err
@@ -208,6 +212,57 @@ func fitGBM(ctx context.Context, t *features.Table, cfg *Config) (*gbm.Model, er
 	m, err := gbm.FitContext(ctx, x, t.Y, nil, c, nil)
 	if err != nil {
 		return nil, fmt.Errorf("training: fitting success gbm on %d rows: %w", t.NRows(), err)
+	}
+	return m, nil
+}
+
+// conflictGBM are the parameters of the gbm-conflict challenger. Conflicts are rare (a
+// few percent of candidate pairs), so the trees are small, leaves need many rows and
+// the steps are short; training stops when the log loss of the latest
+// conflictGBMValidation of the training rows (by submission time) stops improving, which
+// keeps the probabilities calibrated: LightGBM's defaults (31 leaves of 20 rows, 100
+// rounds of 0.1) overfit the rare class, and on a synthetic go history (28 days, seed 1)
+// scored a log-loss skill over the constant of 0.21 against 0.92 with these, ECE 0.015
+// against 0.002 (the truth's 0.005).
+var conflictGBM = gbm.Config{
+	Objective:          gbm.ObjectiveBinary,
+	NumIterations:      800,
+	LearningRate:       0.03,
+	NumLeaves:          7,
+	MinDataInLeaf:      100,
+	LambdaL2:           1,
+	EarlyStoppingRound: 50,
+}
+
+// conflictGBMValidation is the share of the latest training rows gbm-conflict stops
+// early on.
+const conflictGBMValidation = 0.2
+
+// fitConflictGBM fits the gbm-conflict challenger on t with the conflictGBM parameters:
+// on the earlier rows, stopping early on the latest ones (rows are in submission order).
+// When either part lacks a class (a short history), it fits every row for
+// gbm.DefaultNumIterations rounds without early stopping.
+func fitConflictGBM(ctx context.Context, t *features.Table, cfg *Config) (*gbm.Model, error) {
+	x, err := design(t)
+	if err != nil {
+		return nil, err
+	}
+	c := conflictGBM
+	c.FeatureNames = t.Schema.Names
+	c.Seed = cfg.Seed
+	n, nf := x.Dims()
+	cut := n - int(conflictGBMValidation*float64(n))
+	var valid *gbm.Validation
+	xFit, yFit := mat.Matrix(x), t.Y
+	if cut > 0 && cut < n && unusable(t.Slice(0, cut), true) == "" && unusable(t.Slice(cut, n), true) == "" {
+		xFit, yFit = x.Slice(0, cut, 0, nf), t.Y[:cut]
+		valid = &gbm.Validation{X: x.Slice(cut, n, 0, nf), Y: t.Y[cut:]}
+	} else {
+		c.NumIterations, c.EarlyStoppingRound = gbm.DefaultNumIterations, 0
+	}
+	m, err := gbm.FitContext(ctx, xFit, yFit, nil, c, valid)
+	if err != nil {
+		return nil, fmt.Errorf("training: fitting conflict gbm on %d rows: %w", t.NRows(), err)
 	}
 	return m, nil
 }

@@ -15,6 +15,7 @@ const (
 	FileConflict           = modelset.FileConflict
 	FileBuildTime          = modelset.FileBuildTime
 	FileSuccessGBM         = modelset.FileSuccessGBM
+	FileConflictGBM        = modelset.FileConflictGBM
 	FileBuildTimeLogNormal = modelset.FileBuildTimeLogNormal
 	FileDevTable           = modelset.FileDevTable
 	FileFeatures           = modelset.FileFeatures

@@ -61,9 +61,14 @@ func cloneHistory(h *datasets.History) *datasets.History {
 	return &datasets.History{Changes: slices.Clone(h.Changes), Builds: slices.Clone(h.Builds), Pairs: slices.Clone(h.Pairs)}
 }
 
+// testConfig is the training configuration of the tests, with the baseline gate off:
+// on the 3-day test history the build-time champion's holdout NLL against the
+// repo-lognormal baseline (and P-conf's against the constant) depends on the draw (seeds
+// 1 to 11 lose, 7 won before issue 13 changed the conflict truth), which is not what
+// these tests check. TestGateFails turns it on.
 func testConfig(challengers ...string) Config {
 	return Config{AsOf: testAsOf, Window: Duration(7 * 24 * time.Hour), Challengers: challengers, Seed: 1,
-		BuildTime: NGBoostParams{NEstimators: 100, LearningRate: 0.1}}
+		BuildTime: NGBoostParams{NEstimators: 100, LearningRate: 0.1}, BaselineGate: BaselineGateOff}
 }
 
 func mustTrain(t *testing.T, h *datasets.History, cfg Config) *Result {
@@ -89,7 +94,7 @@ func mustPublish(t *testing.T, reg *registry.Registry, res *Result) string {
 // bundle holds every file and the manifest the metrics.
 func TestTrainPublishLoad(t *testing.T) {
 	h := testHistory(t)
-	res := mustTrain(t, h, testConfig(ChallengerGBMSuccess, ChallengerNGBoostLogNormal))
+	res := mustTrain(t, h, testConfig(ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostLogNormal))
 	reg, err := registry.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -102,13 +107,14 @@ func TestTrainPublishLoad(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	for _, f := range []string{FileSuccess, FileConflict, FileBuildTime, FileSuccessGBM, FileBuildTimeLogNormal,
+	for _, f := range []string{FileSuccess, FileConflict, FileBuildTime, FileSuccessGBM, FileConflictGBM, FileBuildTimeLogNormal,
 		FileDevTable, FileFeatures, FileMetrics, "report.html"} {
 		if !slices.Contains(b.Files(), f) {
 			t.Errorf("bundle lacks %s; files %v", f, b.Files())
 		}
 	}
-	for _, k := range []string{"success.auc", "success.log_loss", "success.gbm.auc", "conflict.log_loss",
+	for _, k := range []string{"success.auc", "success.log_loss", "success.gbm.auc", "conflict.log_loss", "conflict.gbm.log_loss",
+		"success.bayes_skill_log_loss", "success.gbm.bayes_skill_log_loss",
 		"buildtime.nll", "buildtime.crps", "buildtime.mape", "buildtime.coverage95", "buildtime.ngboost-lognormal.nll",
 		"success.bayes_gap_log_loss", "buildtime.bayes_gap_nll"} {
 		want := res.Metrics()[k]
@@ -137,6 +143,7 @@ func TestTrainPublishLoad(t *testing.T) {
 		{"success", got.Success, want.Success},
 		{"success gbm", got.SuccessGBM, want.SuccessGBM},
 		{"conflict", got.Conflict, want.Conflict},
+		{"conflict gbm", got.ConflictGBM, want.ConflictGBM},
 		{"buildtime mu", got.BuildTime.Mu, want.BuildTime.Mu},
 		{"buildtime sigma", got.BuildTime.Sigma, want.BuildTime.Sigma},
 		{"buildtime lognormal mu", got.BuildTimeLogNormal.Mu, want.BuildTimeLogNormal.Mu},
@@ -251,15 +258,21 @@ func TestGateFails(t *testing.T) {
 	m.LogLoss *= 1.5
 	ev.Success[ModelLogistic] = m
 	worse.Holdout = &ev
-	// With the baseline gate on, the worse champion loses to a baseline first.
+	// With the baseline gate on, the worse champion loses to a baseline first (other
+	// sections may lose too on this small history; see testConfig).
+	worse.Config.BaselineGate = BaselineGateRefuse
 	_, err = Publish(context.Background(), reg, &worse)
 	var be *BaselineError
-	if !errors.As(err, &be) || !errors.Is(err, ErrGate) || len(be.Failures) != 1 || be.Failures[0].Metric != "success.log_loss" {
-		t.Fatalf("Publish(worse) = %v, want a *BaselineError on success.log_loss", err)
+	if !errors.As(err, &be) || !errors.Is(err, ErrGate) {
+		t.Fatalf("Publish(worse) = %v, want a *BaselineError", err)
 	}
-	if name, loss := res.Holdout.BestBaseline("success"); be.Failures[0].Baseline != name || be.Failures[0].Value != loss ||
+	k := slices.IndexFunc(be.Failures, func(f BaselineFailure) bool { return f.Metric == "success.log_loss" })
+	if k < 0 {
+		t.Fatalf("Publish(worse) = %v, want a baseline failure on success.log_loss", err)
+	}
+	if name, loss := res.Holdout.BestBaseline("success"); be.Failures[k].Baseline != name || be.Failures[k].Value != loss ||
 		!strings.Contains(err.Error(), name) {
-		t.Errorf("baseline failure %+v (%v), want the best baseline %s (%v) named", be.Failures[0], err, name, loss)
+		t.Errorf("baseline failure %+v (%v), want the best baseline %s (%v) named", be.Failures[k], err, name, loss)
 	}
 	worse.Config.BaselineGate = BaselineGateOff
 	_, err = Publish(context.Background(), reg, &worse)

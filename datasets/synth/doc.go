@@ -19,7 +19,8 @@
 //     landed) fails iff the change is intrinsically bad or conflicts with a change on
 //     that path.
 //   - pairs.true_p_conflict is [ConflictModel.Prob] of the pair's overlap of affected
-//     targets; pairs.conflicted is the draw. There is one row per ordered pair pending at
+//     targets, their sizes and the ahead change's blast radius (the share of the world's
+//     targets it affects); pairs.conflicted is the draw. There is one row per ordered pair pending at
 //     the same time with overlapping affected targets, the earlier submission ahead.
 //   - builds.true_mu_s and builds.true_sigma_s are the mean and the standard deviation in
 //     seconds of the log-normal duration the build was drawn from ([DurationModel],

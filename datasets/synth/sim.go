@@ -466,7 +466,7 @@ func (s *sim) arrive(t float64, dev, rev int, prev *chg) {
 		if ov == 0 {
 			continue
 		}
-		q := s.p.Conflict.Prob(ov, len(x.AffectedTargets), len(o.c.AffectedTargets))
+		q := s.p.Conflict.Prob(ov, len(o.c.AffectedTargets), len(x.AffectedTargets), len(s.g.names))
 		conf := r.Float64() < q
 		s.pairs = append(s.pairs, pair{ahead: j, behind: idx, p: q, conflicted: conf})
 		c.ahead = append(c.ahead, j)

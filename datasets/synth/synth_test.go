@@ -212,7 +212,8 @@ func checkHistory(t *testing.T, w *World) {
 			}
 		}
 		z := w.Params.Conflict.Intercept + w.Params.Conflict.LogOverlap*math.Log(float64(ov)) +
-			w.Params.Conflict.Containment*float64(ov)/float64(min(len(ca.AffectedTargets), len(cb.AffectedTargets)))
+			w.Params.Conflict.Containment*float64(ov)/float64(min(len(ca.AffectedTargets), len(cb.AffectedTargets))) +
+			w.Params.Conflict.Blast*math.Min(1, float64(len(ca.AffectedTargets))/float64(w.Params.Targets))
 		if want := 1 / (1 + math.Exp(-z)); ov == 0 || !scalar.EqualWithinAbsOrRel(p.TrueProbConflict, want, exactTol, exactTol) {
 			t.Fatalf("pair %+v: overlap %d, want true_p_conflict %v", p, ov, want)
 		}
@@ -533,7 +534,7 @@ func TestConflictProbPanics(t *testing.T) {
 			t.Fatal("ConflictModel.Prob(0, 3, 4) did not panic")
 		}
 	}()
-	ConflictModel{}.Prob(0, 3, 4)
+	ConflictModel{}.Prob(0, 3, 4, 10)
 }
 
 func TestMeanSD(t *testing.T) {
