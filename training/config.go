@@ -172,7 +172,8 @@ func DefaultGates() map[string]Gate {
 type Config struct {
 	// Repo is the repository to train ("repo"); "" means the only one of the history.
 	Repo string `json:"repo,omitempty"`
-	// AsOf is the end of the window ("as_of", RFC 3339); zero means now.
+	// AsOf is the end of the window ("as_of", RFC 3339); zero means now. The trainer's
+	// train and schedule commands default to LatestSubmission instead (--as-of latest).
 	AsOf time.Time `json:"as_of,omitzero"`
 	// Window is the length of history before AsOf ("window": "90d", "2160h"); zero means
 	// DefaultWindow.

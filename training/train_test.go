@@ -471,6 +471,9 @@ func TestTrainErrors(t *testing.T) {
 		{"two repos", two, Config{AsOf: testAsOf}, ErrRepo, "go, other"},
 		{"unknown repo", h, Config{AsOf: testAsOf, Repo: "ios"}, ErrRepo, `"ios"`},
 		{"empty window", h, Config{AsOf: synth.DefaultStart}, ErrNoData, "success rows"},
+		// Issue 15 item 7: the error names the history's span and the fix.
+		{"empty window names the span", h, Config{AsOf: synth.DefaultStart}, ErrNoData, "submitted from " + synth.DefaultStart.Format("2006-01-02")},
+		{"empty window names the fix", h, Config{AsOf: synth.DefaultStart.AddDate(0, 2, 0), Window: Duration(7 * 24 * time.Hour)}, ErrNoData, "--as-of latest"},
 		{"bad holdout", h, Config{HoldoutFraction: 1}, ErrConfig, "holdout_fraction"},
 		{"bad challenger", h, Config{Challengers: []string{"svm"}}, ErrConfig, "svm"},
 	} {
@@ -628,5 +631,37 @@ func TestAsOfIgnoresFuture(t *testing.T) {
 	}
 	if !got.Cut.Equal(base.Cut) || !maps.Equal(got.Rows, base.Rows) {
 		t.Errorf("cut or rows changed: %v %v, want %v %v", got.Cut, got.Rows, base.Cut, base.Rows)
+	}
+}
+
+// TestLatestAndStale checks LatestSubmission against a scan of the history, and that a
+// window ending more than StaleAfter after the newest change trains with a warning
+// (issue 15 item 7).
+func TestLatestAndStale(t *testing.T) {
+	h := testHistory(t)
+	var want time.Time
+	for _, c := range h.Changes {
+		if c.SubmittedAt.After(want) {
+			want = c.SubmittedAt
+		}
+	}
+	got, err := LatestSubmission(h, "")
+	if err != nil || !got.Equal(want) {
+		t.Fatalf("LatestSubmission = %v, %v, want %v", got, err, want)
+	}
+	if _, err := LatestSubmission(h, "ios"); !errors.Is(err, ErrRepo) {
+		t.Errorf("LatestSubmission(ios) = %v, want ErrRepo", err)
+	}
+	fresh := testConfig()
+	fresh.AsOf = got
+	if res := mustTrain(t, h, fresh); len(res.Warnings) != 0 {
+		t.Errorf("Train as of the latest submission warns: %q", res.Warnings)
+	}
+	stale := testConfig()
+	stale.AsOf = got.Add(StaleAfter + 24*time.Hour)
+	stale.Window = Duration(30 * 24 * time.Hour)
+	res := mustTrain(t, h, stale)
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], want.UTC().Format(time.RFC3339)) {
+		t.Errorf("Train 8 days after the newest change: warnings %q, want one naming %v", res.Warnings, want)
 	}
 }

@@ -18,7 +18,7 @@ func init() {
 	register(command{name: "train", summary: "train, evaluate and publish a model bundle from a history", run: runTrain})
 }
 
-const trainUsage = "--history DIR --registry REG [--repo NAME] [--as-of T] [--window 90d] [--challengers gbm-success,ngboost-lognormal] [--baseline-gate refuse|serve|off] [--config trainer.json] [--lenient]"
+const trainUsage = "--history DIR --registry REG [--repo NAME] [--as-of latest|now|T] [--window 90d] [--challengers gbm-success,ngboost-lognormal] [--baseline-gate refuse|serve|off] [--config trainer.json] [--lenient]"
 
 // trainFlags are the flags train and schedule share: they fill a training.Config on top
 // of the --config file.
@@ -32,10 +32,11 @@ func addTrainFlags(fs interface {
 	Bool(name string, value bool, usage string) *bool
 }) *trainFlags {
 	return &trainFlags{
-		history:     fs.String("history", "", "history folder to train on"),
-		registry:    fs.String("registry", "", "registry folder to publish into (created if missing)"),
-		repo:        fs.String("repo", "", "repository to train (default: the only one of the history)"),
-		asOf:        fs.String("as-of", "", "end of the training window, RFC 3339 (default: now)"),
+		history:  fs.String("history", "", "history folder to train on"),
+		registry: fs.String("registry", "", "registry folder to publish into (created if missing)"),
+		repo:     fs.String("repo", "", "repository to train (default: the only one of the history)"),
+		asOf: fs.String("as-of", "", "end of the training window: latest (the last submission in the history; the default unless --config sets as_of), "+
+			"now, or an RFC 3339 time"),
 		window:      fs.String("window", "", "length of the window before --as-of: 90d, 2160h (default 90d)"),
 		challengers: fs.String("challengers", "", "comma-separated challengers to train too: gbm-success, ngboost-lognormal"),
 		config:      fs.String("config", "", "JSON training config (training.Config); flags override its fields"),
@@ -45,38 +46,46 @@ func addTrainFlags(fs interface {
 	}
 }
 
-// trainingConfig returns the config of the --config file with the flags applied.
-func (f *trainFlags) trainingConfig(e *env) (training.Config, error) {
-	var cfg training.Config
-	var err error
+// trainingConfig returns the config of the --config file with the flags applied, and
+// whether the window ends at the history's last submission (--as-of latest, the default
+// when neither the flag nor the file sets the end), which each run resolves with
+// training.LatestSubmission on the history it reads.
+func (f *trainFlags) trainingConfig(e *env) (cfg training.Config, latest bool, err error) {
 	if *f.config != "" {
 		if cfg, err = training.LoadConfig(*f.config); err != nil {
-			return cfg, err
+			return cfg, false, err
 		}
 	}
 	if *f.repo != "" {
 		cfg.Repo = *f.repo
 	}
-	if *f.asOf != "" {
+	switch *f.asOf {
+	case "":
+		latest = cfg.AsOf.IsZero()
+	case "latest":
+		latest = true
+	case "now":
+		cfg.AsOf = time.Now().UTC()
+	default:
 		if cfg.AsOf, err = time.Parse(time.RFC3339, *f.asOf); err != nil {
-			return cfg, fmt.Errorf("%w: --as-of: %w", errUsage, err)
+			return cfg, false, fmt.Errorf("%w: --as-of is latest, now or an RFC 3339 time: %w", errUsage, err)
 		}
 	}
 	if *f.window != "" {
 		if cfg.Window, err = training.ParseDuration(*f.window); err != nil {
-			return cfg, fmt.Errorf("%w: --window: %w", errUsage, err)
+			return cfg, false, fmt.Errorf("%w: --window: %w", errUsage, err)
 		}
 	}
 	if *f.challengers != "" {
 		if cfg.Challengers, err = training.ParseChallengers(*f.challengers); err != nil {
-			return cfg, fmt.Errorf("%w: --challengers: %w", errUsage, err)
+			return cfg, false, fmt.Errorf("%w: --challengers: %w", errUsage, err)
 		}
 	}
 	if *f.baselineGate != "" {
 		cfg.BaselineGate = *f.baselineGate
 	}
 	cfg.Log = e.log
-	return cfg, nil
+	return cfg, latest, nil
 }
 
 func (f *trainFlags) check() error {
@@ -98,13 +107,18 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	if err := f.check(); err != nil {
 		return err
 	}
-	cfg, err := f.trainingConfig(e)
+	cfg, latest, err := f.trainingConfig(e)
 	if err != nil {
 		return err
 	}
 	h, _, err := datasets.ReadHistory(ctx, *f.history, datasets.ReadOptions{Lenient: *f.lenient})
 	if err != nil {
 		return err
+	}
+	if latest {
+		if cfg.AsOf, err = training.LatestSubmission(h, cfg.Repo); err != nil {
+			return fmt.Errorf("--as-of latest: %w", err)
+		}
 	}
 	reg, err := registry.Open(*f.registry)
 	if err != nil {
@@ -139,6 +153,9 @@ func trainAndPublish(ctx context.Context, e *env, h *datasets.History, reg *regi
 // printStages writes the stage table of a run and the headline metrics to e.stderr.
 func printStages(e *env, res *training.Result, publish, total time.Duration) {
 	var b strings.Builder
+	for _, w := range res.Warnings {
+		fmt.Fprintf(&b, "WARNING: %s\n", w)
+	}
 	fmt.Fprintf(&b, "train: %s, window %s to %s, holdout from %s\n", res.Repo,
 		res.Window.From.Format(time.RFC3339), res.Window.To.Format(time.RFC3339), res.Cut.Format(time.RFC3339))
 	fmt.Fprintf(&b, "  %-40s %10s\n", "stage", "seconds")

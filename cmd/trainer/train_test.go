@@ -241,3 +241,40 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestTrainDefaultAsOf trains without --as-of (issue 15 item 7): the window ends at the
+// history's last submission, not at the wall clock, so a synthetic history from the past
+// trains.
+func TestTrainDefaultAsOf(t *testing.T) {
+	hist := trainHistory(t)
+	h, _, err := datasets.ReadHistory(context.Background(), hist, datasets.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last time.Time
+	for _, c := range h.Changes {
+		if c.SubmittedAt.After(last) {
+			last = c.SubmittedAt
+		}
+	}
+	reg := filepath.Join(t.TempDir(), "reg")
+	_, stderr, err := runCmd(t, "train", "--history", hist, "--registry", reg, "--window", testWindow, "--baseline-gate", "off", "--config", fastConfig(t, ""))
+	if err != nil {
+		t.Fatalf("train without --as-of: %v\n%s", err, stderr)
+	}
+	if want := "to " + last.UTC().Format(time.RFC3339) + ","; !strings.Contains(stderr, want) {
+		t.Errorf("train without --as-of: stderr lacks the window end %q:\n%s", want, stderr)
+	}
+	if strings.Contains(stderr, "WARNING") {
+		t.Errorf("train as of the latest submission warns:\n%s", stderr)
+	}
+	// A window ending long after the history warns loudly.
+	stale := last.AddDate(0, 0, 10).Format(time.RFC3339)
+	_, stderr, err = runCmd(t, "train", "--history", hist, "--registry", reg, "--as-of", stale, "--window", "30d", "--baseline-gate", "off", "--config", fastConfig(t, `, "gates": {}`))
+	if err != nil {
+		t.Fatalf("train --as-of %s: %v\n%s", stale, err, stderr)
+	}
+	if !strings.Contains(stderr, "WARNING: the history's newest change") {
+		t.Errorf("train 10 days after the history's end does not warn:\n%s", stderr)
+	}
+}
