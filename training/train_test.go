@@ -61,9 +61,14 @@ func cloneHistory(h *datasets.History) *datasets.History {
 	return &datasets.History{Changes: slices.Clone(h.Changes), Builds: slices.Clone(h.Builds), Pairs: slices.Clone(h.Pairs)}
 }
 
+// testConfig trains on the test history with DefaultGates less conflict.auc: the
+// 3-day history's holdout holds no conflict, so its conflict AUC is NaN, and a NaN
+// metric fails its gate (TestNaNMetrics).
 func testConfig(challengers ...string) Config {
+	gates := DefaultGates()
+	delete(gates, "conflict.auc")
 	return Config{AsOf: testAsOf, Window: Duration(7 * 24 * time.Hour), Challengers: challengers, Seed: 1,
-		BuildTime: NGBoostParams{NEstimators: 100, LearningRate: 0.1}}
+		BuildTime: NGBoostParams{NEstimators: 100, LearningRate: 0.1}, Gates: gates}
 }
 
 func mustTrain(t *testing.T, h *datasets.History, cfg Config) *Result {
@@ -303,6 +308,10 @@ func TestCheckGates(t *testing.T) {
 		{"negative old, relative uses |old|", map[string]float64{"buildtime.nll": -0.97}, map[string]Gate{"buildtime.nll": {MaxRel: 0.05}}, nil},
 		{"absolute", map[string]float64{"buildtime.nll": -0.9}, map[string]Gate{"buildtime.nll": {MaxAbs: 0.05}}, []string{"buildtime.nll"}},
 		{"NaN champion not gated", map[string]float64{"conflict.log_loss": 9}, map[string]Gate{"conflict.log_loss": {}}, nil},
+		// Issue 15 item 3: a metric the new bundle cannot compute fails its gate.
+		{"NaN candidate fails", map[string]float64{"success.auc": math.NaN()}, map[string]Gate{"success.auc": {MaxAbs: 0.02}}, []string{"success.auc"}},
+		{"NaN candidate fails without a champion value", map[string]float64{"conflict.auc": math.NaN()}, map[string]Gate{"conflict.auc": {MaxAbs: 0.02}}, []string{"conflict.auc"}},
+		{"NaN ungated metric passes", map[string]float64{"conflict.auc": math.NaN()}, map[string]Gate{"success.auc": {MaxAbs: 0.02}}, nil},
 		{"missing not gated", map[string]float64{}, map[string]Gate{"success.log_loss": {}}, nil},
 		{"two failures sorted", map[string]float64{"success.log_loss": 1, "success.auc": 0.5},
 			map[string]Gate{"success.log_loss": {MaxRel: 0.02}, "success.auc": {MaxAbs: 0.02}}, []string{"success.auc", "success.log_loss"}},
@@ -544,8 +553,10 @@ func TestRegistryName(t *testing.T) {
 	}
 }
 
-// TestNaNMetrics publishes a result with an undefined metric: the manifest, which holds
-// finite numbers only, leaves it out, and metrics.json writes it as null.
+// TestNaNMetrics publishes a result with an undefined metric (issue 15 item 3): with a
+// gate on it, Publish refuses it even without a champion, naming the metric; without
+// one, the manifest, which holds finite numbers only, leaves it out, and metrics.json
+// writes it as null.
 func TestNaNMetrics(t *testing.T) {
 	res := mustTrain(t, testHistory(t), testConfig())
 	ev := *res.Holdout
@@ -558,6 +569,16 @@ func TestNaNMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, err = Publish(context.Background(), reg, res)
+	var ge *GateError
+	if !errors.As(err, &ge) || len(ge.Failures) != 1 || ge.Failures[0].Metric != "success.auc" || !ge.Failures[0].Undefined ||
+		!strings.Contains(err.Error(), "success.auc cannot be computed") {
+		t.Fatalf("Publish(NaN success.auc) = %v, want a *GateError on the undefined success.auc", err)
+	}
+	if _, err := reg.Champion(res.Repo); !errors.Is(err, registry.ErrNoPointer) && !errors.Is(err, registry.ErrNotFound) {
+		t.Fatalf("a champion exists after the refusal: %v", err)
+	}
+	delete(res.Config.Gates, "success.auc")
 	v := mustPublish(t, reg, res)
 	b, err := reg.Load(res.Repo, v, SchemaHash())
 	if err != nil {
@@ -579,6 +600,45 @@ func TestNaNMetrics(t *testing.T) {
 	}
 	if v, ok := mj["success.auc"]; !ok || v != nil {
 		t.Errorf("metrics.json success.auc = %v (present %v), want null", v, ok)
+	}
+}
+
+// TestUnservableNotPublished checks that a bundle without a model, without holdout rows
+// or without one finite metric is never published (issue 15 item 3), whatever the gates.
+func TestUnservableNotPublished(t *testing.T) {
+	res := mustTrain(t, testHistory(t), testConfig())
+	noModel := *res
+	noModel.Models = &Models{}
+	noRows := *res
+	noRows.Holdout = &Evaluation{}
+	allNaN := *res
+	nan := &Evaluation{Success: map[string]eval.ClassifierMetrics{ModelLogistic: {ROCAUC: math.NaN(), LogLoss: math.NaN(), Accuracy: math.NaN(),
+		PRAUC: math.NaN(), Brier: math.NaN(), ECE: math.NaN(), Precision: math.NaN(), Recall: math.NaN(), F1: math.NaN()}}}
+	allNaN.Holdout = nan
+	for _, tc := range []struct {
+		name string
+		res  *Result
+		text string
+	}{
+		{"no model", &noModel, "no model"},
+		{"no holdout rows", &noRows, "no holdout rows"},
+		{"no finite metric", &allNaN, "undefined"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg, err := registry.Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.res.Config.Gates = map[string]Gate{}
+			tc.res.Config.BaselineGate = BaselineGateOff
+			_, err = Publish(context.Background(), reg, tc.res)
+			if !errors.Is(err, ErrGate) || !strings.Contains(err.Error(), tc.text) {
+				t.Fatalf("Publish = %v, want ErrGate saying %q", err, tc.text)
+			}
+			if vs, _ := reg.List(res.Repo); len(vs) != 0 {
+				t.Errorf("versions %v published", vs)
+			}
+		})
 	}
 }
 

@@ -42,10 +42,16 @@ const (
 	testSplit  = "2026-01-07T00:00:00Z"
 )
 
-// fastConfig writes a config with few NGBoost iterations, to keep the tests short.
+// fastConfig writes a config with few NGBoost iterations, to keep the tests short, and
+// the default gates less conflict.auc unless extra sets "gates": the test history's
+// holdout holds no conflict, so that AUC is NaN, which fails its gate.
 func fastConfig(t *testing.T, extra string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "trainer.json")
+	if !strings.Contains(extra, `"gates"`) {
+		extra += `, "gates": {"success.log_loss": {"max_rel": 0.02}, "success.auc": {"max_abs": 0.02}, "conflict.log_loss": {"max_rel": 0.05},
+			"buildtime.crps": {"max_rel": 0.05}, "buildtime.nll": {"max_abs": 0.05}}`
+	}
 	js := `{"buildtime": {"n_estimators": 60, "learning_rate": 0.1}` + extra + `}`
 	if err := os.WriteFile(path, []byte(js), 0o644); err != nil {
 		t.Fatal(err)
