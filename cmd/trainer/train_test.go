@@ -114,7 +114,7 @@ func TestTrainEvalCompare(t *testing.T) {
 
 	metrics := filepath.Join(t.TempDir(), "metrics.json")
 	rep := filepath.Join(t.TempDir(), "report")
-	if _, stderr, err := runCmd(t, "eval", "--bundle", dirB, "--history", hist, "--from", testSplit, "--out", metrics, "--report", rep); err != nil {
+	if _, stderr, err := runCmd(t, "eval", "--bundle", dirB, "--history", hist, "--from", testSplit, "--in-sample", "--out", metrics, "--report", rep); err != nil {
 		t.Fatalf("eval: %v\n%s", err, stderr)
 	}
 	var m map[string]*float64
@@ -130,12 +130,14 @@ func TestTrainEvalCompare(t *testing.T) {
 			t.Errorf("eval metrics.json lacks %s", k)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(rep, "report.html")); err != nil {
+	if html, err := os.ReadFile(filepath.Join(rep, "report.html")); err != nil {
 		t.Errorf("eval --report: %v", err)
+	} else if !strings.Contains(string(html), "IN-SAMPLE") {
+		t.Error("eval --in-sample: the report does not say the scores are in-sample")
 	}
 
 	cmpDir := filepath.Join(t.TempDir(), "cmp")
-	out, stderr, err = runCmd(t, "compare", "--a", dirA, "--b", dirB, "--history", hist, "--from", testSplit, "--out", cmpDir, "--resamples", "200")
+	out, stderr, err = runCmd(t, "compare", "--a", dirA, "--b", dirB, "--history", hist, "--from", testSplit, "--in-sample", "--out", cmpDir, "--resamples", "200")
 	if err != nil {
 		t.Fatalf("compare: %v\n%s", err, stderr)
 	}
@@ -282,5 +284,67 @@ func TestTrainDefaultAsOf(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "WARNING: the history's newest change") {
 		t.Errorf("train 10 days after the history's end does not warn:\n%s", stderr)
+	}
+}
+
+// TestEvalOutOfSample checks that eval and compare score only the rows after the
+// bundle's window end by default (issue 15 item 2): the default equals --from at the
+// window end, --in-sample scores more rows, and an earlier --from without --in-sample is
+// refused.
+func TestEvalOutOfSample(t *testing.T) {
+	hist := trainHistory(t)
+	reg := filepath.Join(t.TempDir(), "reg")
+	out, stderr, err := runCmd(t, "train", "--history", hist, "--registry", reg, "--as-of", testSplit, "--window", testWindow,
+		"--baseline-gate", "off", "--config", fastConfig(t, `, "gates": {}`))
+	if err != nil {
+		t.Fatalf("train: %v\n%s", err, stderr)
+	}
+	dir := filepath.Join(reg, "go", "versions", lastLine(out))
+	read := func(path string) map[string]*float64 {
+		t.Helper()
+		var m map[string]*float64
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	tmp := t.TempDir()
+	def, from, in := filepath.Join(tmp, "default.json"), filepath.Join(tmp, "from.json"), filepath.Join(tmp, "in.json")
+	rep := filepath.Join(tmp, "report")
+	if _, stderr, err := runCmd(t, "eval", "--bundle", dir, "--history", hist, "--out", def, "--report", rep); err != nil {
+		t.Fatalf("eval: %v\n%s", err, stderr)
+	} else if !strings.Contains(stderr, "Out-of-sample: rows submitted from the bundle's window end "+testSplit) {
+		t.Errorf("eval does not say which rows it scored:\n%s", stderr)
+	}
+	if html, err := os.ReadFile(filepath.Join(rep, "report.html")); err != nil || !strings.Contains(string(html), "Out-of-sample") {
+		t.Errorf("eval report does not say the rows are out-of-sample (%v)", err)
+	}
+	if _, stderr, err := runCmd(t, "eval", "--bundle", dir, "--history", hist, "--from", testSplit, "--out", from); err != nil {
+		t.Fatalf("eval --from: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := runCmd(t, "eval", "--bundle", dir, "--history", hist, "--in-sample", "--out", in); err != nil {
+		t.Fatalf("eval --in-sample: %v\n%s", err, stderr)
+	}
+	md, mf, mi := read(def), read(from), read(in)
+	if md["success.n"] == nil || mf["success.n"] == nil || *md["success.n"] != *mf["success.n"] || *md["success.log_loss"] != *mf["success.log_loss"] {
+		t.Errorf("default eval success n %v log loss %v, want those of --from the window end: %v %v",
+			md["success.n"], md["success.log_loss"], mf["success.n"], mf["success.log_loss"])
+	}
+	if !(*mi["success.n"] > *md["success.n"]) {
+		t.Errorf("--in-sample scored %v success rows, the default %v: want more", *mi["success.n"], *md["success.n"])
+	}
+	early := "2026-01-06T00:00:00Z"
+	if _, _, err := runCmd(t, "eval", "--bundle", dir, "--history", hist, "--from", early, "--out", from); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--in-sample") {
+		t.Errorf("eval --from inside the window = %v, want a usage error naming --in-sample", err)
+	}
+	cmp := filepath.Join(tmp, "cmp")
+	if _, stderr, err := runCmd(t, "compare", "--a", dir, "--b", dir, "--history", hist, "--out", cmp, "--resamples", "50"); err != nil {
+		t.Fatalf("compare: %v\n%s", err, stderr)
+	} else if !strings.Contains(stderr, "Out-of-sample") {
+		t.Errorf("compare does not say which rows it scored:\n%s", stderr)
 	}
 }
