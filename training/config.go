@@ -201,6 +201,11 @@ type Config struct {
 	// instead of failing Train. Real histories without durations or pairs give such
 	// partial bundles, which Evaluate and Compare read but a scorer cannot serve.
 	AllowPartial bool `json:"allow_partial,omitempty"`
+	// AllowMissingFeatures trains even when a feature is missing (NaN) in every training
+	// row of its table ("allow_missing_features"), which Train otherwise refuses with
+	// ErrNoData naming the features: a history without a column (an import without
+	// affected targets) needs it, a misspelled column should be fixed instead.
+	AllowMissingFeatures bool `json:"allow_missing_features,omitempty"`
 	// BaselineGate says what Publish does when a champion does not beat the best
 	// baseline of its section on the holdout ("baseline_gate"): BaselineGateRefuse (the
 	// default, "") refuses the bundle with a *BaselineError; BaselineGateServe publishes

@@ -3,6 +3,7 @@ package training
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -270,6 +271,50 @@ func windowTables(ctx context.Context, ix *features.Index, k *known, from, to ti
 	return all, nil
 }
 
+// allMissing returns the features of t that are missing (NaN) in every row; none when t
+// has no rows.
+func allMissing(t *features.Table) []string {
+	if t.NRows() == 0 {
+		return nil
+	}
+	nf := t.Schema.NFeatures()
+	var out []string
+	for j, name := range t.Schema.Names {
+		missing := true
+		for r := 0; r < t.NRows() && missing; r++ {
+			missing = math.IsNaN(t.X[r*nf+j])
+		}
+		if missing {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// checkFeatures returns an ErrNoData error naming the features missing in every
+// training row of some table, unless cfg.AllowMissingFeatures, when it logs them: a
+// misspelled or absent history column would otherwise train a model with that feature
+// imputed everywhere, without a word (issue 15).
+func checkFeatures(cfg *Config, t tables) error {
+	var parts []string
+	for _, tb := range []*features.Table{t.success, t.conflict, t.buildtime} {
+		if m := allMissing(tb); len(m) > 0 {
+			parts = append(parts, tb.Schema.Kind.String()+": "+strings.Join(m, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	msg := strings.Join(parts, "; ")
+	if cfg.AllowMissingFeatures {
+		cfg.log().Warn("features missing in every training row; they carry no information", "features", msg)
+		return nil
+	}
+	return fmt.Errorf("%w: features missing in every training row (%s): check the history's column names with "+
+		"trainer validate, or train anyway with --allow-missing-features (allow_missing_features), as histories "+
+		"without those columns (imports without affected targets) need", ErrNoData, msg)
+}
+
 // spanHint describes the submission times of a repository's changes and how to choose a
 // window that holds them, for the error of a window without enough rows.
 func spanHint(first, last time.Time, n int) string {
@@ -375,6 +420,9 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	train.success, hold.success = split(all.success)
 	train.conflict, hold.conflict = split(all.conflict)
 	train.buildtime, hold.buildtime = split(all.buildtime)
+	if err := checkFeatures(&cfg, train); err != nil {
+		return nil, err
+	}
 	st.done("split", "cut", res.Cut, "train_success", train.success.NRows(), "holdout_success", hold.success.NRows())
 
 	if res.HoldoutModels, err = fitAll(ctx, train, &cfg, func(name string) { st.done("fit-holdout " + modelName(name)) }); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/sqpredict/sqpredict/datasets"
 	"github.com/sqpredict/sqpredict/datasets/synth"
 	"github.com/sqpredict/sqpredict/eval"
+	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/registry"
 )
 
@@ -723,5 +724,33 @@ func TestLatestAndStale(t *testing.T) {
 	res := mustTrain(t, h, stale)
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], want.UTC().Format(time.RFC3339)) {
 		t.Errorf("Train 8 days after the newest change: warnings %q, want one naming %v", res.Warnings, want)
+	}
+}
+
+// TestMissingFeatures is issue 15 item 4: a feature missing in every training row (here
+// the affected-target features of a history without affected_targets, as imports are)
+// fails Train naming it, unless AllowMissingFeatures.
+func TestMissingFeatures(t *testing.T) {
+	h := cloneHistory(testHistory(t))
+	for i := range h.Changes {
+		h.Changes[i].AffectedTargets = nil
+	}
+	cfg := testConfig()
+	_, err := Train(context.Background(), h, cfg)
+	if !errors.Is(err, ErrNoData) || !strings.Contains(err.Error(), "missing in every training row") || !strings.Contains(err.Error(), "--allow-missing-features") {
+		t.Fatalf("Train without affected targets = %v, want ErrNoData naming the features and the flag", err)
+	}
+	var named bool
+	for _, n := range features.KindSuccess.Schema().Names {
+		if strings.Contains(n, "target") && strings.Contains(err.Error(), n) {
+			named = true
+		}
+	}
+	if !named {
+		t.Errorf("error %v names no target feature", err)
+	}
+	cfg.AllowMissingFeatures = true
+	if _, err := Train(context.Background(), h, cfg); err != nil {
+		t.Errorf("Train with AllowMissingFeatures = %v", err)
 	}
 }

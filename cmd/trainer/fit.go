@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/sqpredict/sqpredict/datasets"
 	"github.com/sqpredict/sqpredict/datasets/columnar"
 	"github.com/sqpredict/sqpredict/eval"
 )
@@ -157,13 +158,13 @@ const truthPrefix = "true_"
 // --drop columns and the truth columns (truthPrefix, returned as truth).
 func chooseColumns(header []string, path, target string, keep, drop, categorical []string) (cols, truth []string, err error) {
 	if !slices.Contains(header, target) {
-		return nil, nil, fmt.Errorf("%s: no target column %q (%s)", path, target, columnList(header))
+		return nil, nil, fmt.Errorf("%s: no target column %q%s (%s)", path, target, hint(target, header), columnList(header))
 	}
 	if len(keep) > 0 {
 		for _, c := range keep {
 			switch {
 			case !slices.Contains(header, c):
-				return nil, nil, fmt.Errorf("%s: no column %q (--features; %s)", path, c, columnList(header))
+				return nil, nil, fmt.Errorf("%s: no column %q%s (--features; %s)", path, c, hint(c, header), columnList(header))
 			case c == target:
 				return nil, nil, fmt.Errorf("%w: --features lists the target column %q", errUsage, c)
 			case slices.Contains(cols, c):
@@ -174,7 +175,7 @@ func chooseColumns(header []string, path, target string, keep, drop, categorical
 	} else {
 		for _, c := range drop {
 			if !slices.Contains(header, c) {
-				return nil, nil, fmt.Errorf("%s: no column %q (--drop; %s)", path, c, columnList(header))
+				return nil, nil, fmt.Errorf("%s: no column %q%s (--drop; %s)", path, c, hint(c, header), columnList(header))
 			}
 		}
 		for _, c := range header {
@@ -235,6 +236,15 @@ func featureNames(tb *columnar.Table, cols, categorical []string) ([]string, err
 }
 
 // columnList lists the first names of a header for an error message.
+// hint returns " (did you mean X?)" when a column of header is a likely misspelling of
+// name (datasets.ClosestColumn), else "".
+func hint(name string, header []string) string {
+	if c, ok := datasets.ClosestColumn(name, header); ok && c != name {
+		return " (did you mean " + c + "?)"
+	}
+	return ""
+}
+
 func columnList(header []string) string {
 	const show = 12
 	s := "columns: " + strings.Join(header[:min(len(header), show)], ", ")
@@ -283,7 +293,7 @@ func neededColumns(path string, header, names []string) ([]string, error) {
 		}
 		c, _, ok := oneHotSource(header, name)
 		if !ok {
-			return nil, fmt.Errorf("%s: missing column %q", path, name)
+			return nil, fmt.Errorf("%s: missing column %q%s", path, name, hint(name, header))
 		}
 		add(c)
 	}

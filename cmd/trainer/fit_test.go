@@ -163,3 +163,39 @@ func TestFitLeavesOutTruthColumns(t *testing.T) {
 		})
 	}
 }
+
+// TestFitPredictMistypedColumns is issue 15 item 4: a mistyped --target, --features or
+// --drop column, and a model feature missing from predict's data, name the column meant.
+func TestFitPredictMistypedColumns(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("lines_added,hunks,landed\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "%d,%d,%d\n", i%10, i%7, (i/3+i%10)%2)
+	}
+	train := writeFile(t, "train.csv", b.String())
+	model := filepath.Join(t.TempDir(), "model.json")
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		want  string
+	}{
+		{"target", []string{"--target", "landd"}, "did you mean landed?"},
+		{"features", []string{"--target", "landed", "--features", "lines_addded"}, "did you mean lines_added?"},
+		{"drop", []string{"--target", "landed", "--drop", "hunk"}, "did you mean hunks?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"fit", "--algo", "logistic", "--train", train, "--model", model}, tc.extra...)
+			if _, _, err := runCmd(t, args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("trainer %s = %v, want an error saying %q", strings.Join(args, " "), err, tc.want)
+			}
+		})
+	}
+	if _, stderr, err := runCmd(t, "fit", "--algo", "logistic", "--train", train, "--target", "landed", "--model", model); err != nil {
+		t.Fatalf("fit: %v\n%s", err, stderr)
+	}
+	data := writeFile(t, "data.csv", strings.Replace(b.String(), "lines_added", "lines_addd", 1))
+	out := filepath.Join(t.TempDir(), "p.csv")
+	if _, _, err := runCmd(t, "predict", "--model", model, "--data", data, "--out", out); err == nil || !strings.Contains(err.Error(), "did you mean lines_addd?") {
+		t.Errorf("predict with a misspelled column = %v, want an error suggesting lines_addd", err)
+	}
+}

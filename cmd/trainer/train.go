@@ -18,13 +18,13 @@ func init() {
 	register(command{name: "train", summary: "train, evaluate and publish a model bundle from a history", run: runTrain})
 }
 
-const trainUsage = "--history DIR --registry REG [--repo NAME] [--as-of latest|now|T] [--window 90d] [--challengers gbm-success,ngboost-lognormal] [--baseline-gate refuse|serve|off] [--config trainer.json] [--lenient]"
+const trainUsage = "--history DIR --registry REG [--repo NAME] [--as-of latest|now|T] [--window 90d] [--challengers gbm-success,ngboost-lognormal] [--baseline-gate refuse|serve|off] [--allow-missing-features] [--allow-partial] [--config trainer.json] [--lenient]"
 
 // trainFlags are the flags train and schedule share: they fill a training.Config on top
 // of the --config file.
 type trainFlags struct {
 	history, registry, repo, asOf, window, challengers, config, baselineGate *string
-	lenient                                                                  *bool
+	lenient, allowMissing, allowPartial                                      *bool
 }
 
 func addTrainFlags(fs interface {
@@ -43,6 +43,10 @@ func addTrainFlags(fs interface {
 		baselineGate: fs.String("baseline-gate", "", "when a champion does not beat the best baseline on the holdout: refuse the bundle (default), "+
 			"serve the baseline in its place, or off (publish anyway)"),
 		lenient: fs.Bool("lenient", false, "skip history rows with problems instead of failing"),
+		allowMissing: fs.Bool("allow-missing-features", false, "train even when a feature is missing in every training row "+
+			"(imported histories without affected targets need it; otherwise check the column names with trainer validate)"),
+		allowPartial: fs.Bool("allow-partial", false, "leave out a model whose table has no rows or one class (real histories without durations "+
+			"or pairs) instead of failing; such a bundle is evaluated but a scorer cannot serve it"),
 	}
 }
 
@@ -83,6 +87,12 @@ func (f *trainFlags) trainingConfig(e *env) (cfg training.Config, latest bool, e
 	}
 	if *f.baselineGate != "" {
 		cfg.BaselineGate = *f.baselineGate
+	}
+	if *f.allowMissing {
+		cfg.AllowMissingFeatures = true
+	}
+	if *f.allowPartial {
+		cfg.AllowPartial = true
 	}
 	cfg.Log = e.log
 	return cfg, latest, nil
