@@ -2,6 +2,8 @@ package training
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -213,6 +215,45 @@ func RegistryName(repo string) string {
 	return string(b)
 }
 
+// ExtraInputFingerprint is the manifest extra key of Result.InputFingerprint: what the
+// bundle was trained from, so that a scheduled run on unchanged inputs can skip
+// publishing (LastFingerprint).
+const ExtraInputFingerprint = "input_fingerprint"
+
+// InputFingerprint combines the fingerprint of a history's data (datasets.Fingerprint)
+// with cfg, as JSON (AsOf, Repo and every other field but Log), into the fingerprint of
+// a training run's inputs: two runs with the same one train the same bundle.
+func InputFingerprint(data string, cfg Config) (string, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "", fmt.Errorf("training: encoding the config: %w", err)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "data %s\nconfig %d\n", data, len(b))
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// LastFingerprint returns the newest version of repo (as RegistryName spells it) in
+// reg and its manifest's ExtraInputFingerprint; "" and "" when the repository has no
+// version.
+func LastFingerprint(reg *registry.Registry, repo string) (version, fingerprint string, err error) {
+	name := RegistryName(repo)
+	vs, err := reg.List(name)
+	if errors.Is(err, registry.ErrNotFound) || err == nil && len(vs) == 0 {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("training: versions of %s: %w", repo, err)
+	}
+	v := vs[len(vs)-1]
+	m, err := reg.Manifest(name, v)
+	if err != nil {
+		return "", "", fmt.Errorf("training: %w", err)
+	}
+	return v, m.Extra[ExtraInputFingerprint], nil
+}
+
 // ExtraConflictLeftOut and ExtraConflictPrior are the manifest extra keys of a bundle
 // without a P-conf model: why it has none, and the P-conf (Config.ConflictPrior) a
 // scorer of the bundle uses for overlapping pairs in its speculation math.
@@ -336,6 +377,9 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 	}
 	if len(served) > 0 {
 		m.Extra[ExtraServedBaselines] = strings.Join(served, " ")
+	}
+	if res.InputFingerprint != "" {
+		m.Extra[ExtraInputFingerprint] = res.InputFingerprint
 	}
 	version, err := reg.Publish(ctx, name, func(dir string) error { return res.WriteFiles(dir) }, m,
 		registry.PublishOptions{Champion: true})

@@ -49,6 +49,9 @@ type Result struct {
 	Stages []Stage
 	// Config is the configuration Train ran with.
 	Config Config
+	// InputFingerprint, when set by the caller (InputFingerprint), is written into the
+	// manifest as ExtraInputFingerprint.
+	InputFingerprint string
 	// Warnings are the problems of the inputs that did not stop the run, such as a
 	// history whose newest change is more than StaleAfter older than Window.To; they are
 	// also logged at warning level.

@@ -134,7 +134,11 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	version, err := trainAndPublish(ctx, e, h, reg, cfg)
+	data, err := datasets.Fingerprint(*f.history)
+	if err != nil {
+		return err
+	}
+	version, err := trainAndPublish(ctx, e, h, data, reg, cfg)
 	if err != nil {
 		return err
 	}
@@ -143,13 +147,19 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 }
 
 // trainAndPublish is the job of train and of every scheduled run: train one repository
-// and publish the bundle, with the table of stages on stderr.
-func trainAndPublish(ctx context.Context, e *env, h *datasets.History, reg *registry.Registry, cfg training.Config) (string, error) {
+// and publish the bundle, with the table of stages on stderr. data is the history's
+// datasets.Fingerprint, recorded with the config in the manifest.
+func trainAndPublish(ctx context.Context, e *env, h *datasets.History, data string, reg *registry.Registry, cfg training.Config) (string, error) {
+	fp, err := training.InputFingerprint(data, cfg)
+	if err != nil {
+		return "", err
+	}
 	t0 := time.Now()
 	res, err := training.Train(ctx, h, cfg)
 	if err != nil {
 		return "", err
 	}
+	res.InputFingerprint = fp
 	t1 := time.Now()
 	version, err := training.Publish(ctx, reg, res)
 	publish := time.Since(t1)

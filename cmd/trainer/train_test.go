@@ -348,3 +348,69 @@ func TestEvalOutOfSample(t *testing.T) {
 		t.Errorf("compare does not say which rows it scored:\n%s", stderr)
 	}
 }
+
+// cancelOn is a writer that cancels a context once what was written contains marker, so
+// that a schedule started with --run-now stops after its first run without a timer.
+type cancelOn struct {
+	syncBuffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	n, err := c.syncBuffer.Write(p)
+	if strings.Contains(c.String(), c.marker) {
+		c.cancel()
+	}
+	return n, err
+}
+
+// TestScheduleRunNow is issue 15 item 8: schedule checks its inputs at start, --run-now
+// trains at once (with --as-of latest, the default), and a run on the same history and
+// config skips publishing.
+func TestScheduleRunNow(t *testing.T) {
+	hist := trainHistory(t)
+	reg := filepath.Join(t.TempDir(), "reg")
+	cfg := fastConfig(t, `, "gates": {}, "baseline_gate": "off"`)
+	run := func(marker string, onStderr bool) (stdout, stderr string) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		out, errb := &cancelOn{marker: marker, cancel: cancel}, &cancelOn{marker: marker, cancel: cancel}
+		if onStderr {
+			out.marker = "\x00never"
+		} else {
+			errb.marker = "\x00never"
+		}
+		e := &env{stdout: out, stderr: errb, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		// A weekly spec: only --run-now can train within the test.
+		err := runMain(ctx, e, []string{"schedule", "--run-now", "--cron", "0 3 * * 1", "--history", hist, "--registry", reg,
+			"--window", testWindow, "--config", cfg})
+		if err != nil {
+			t.Fatalf("schedule --run-now = %v\n%s", err, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	out, stderr := run("go ", false)
+	if !strings.HasPrefix(out, "go ") {
+		t.Fatalf("schedule --run-now published nothing: %q\n%s", out, stderr)
+	}
+	_, stderr = run("skipped", true)
+	if !strings.Contains(stderr, "unchanged since version "+strings.TrimSpace(strings.TrimPrefix(out, "go "))) {
+		t.Errorf("second run on the same inputs did not skip:\n%s", stderr)
+	}
+	r, _ := registry.Open(reg)
+	if vs, err := r.List("go"); err != nil || len(vs) != 1 {
+		t.Errorf("versions = %v, %v; want the one of the first run", vs, err)
+	}
+
+	// Inputs are checked at start: a missing history fails at once.
+	_, _, err := runCmd(t, "schedule", "--history", filepath.Join(t.TempDir(), "none"), "--registry", reg)
+	if !errors.Is(err, datasets.ErrNoHistory) {
+		t.Errorf("schedule of a missing history = %v, want ErrNoHistory at start", err)
+	}
+	_, _, err = runCmd(t, "schedule", "--history", hist, "--registry", reg, "--repo", "ios")
+	if !errors.Is(err, training.ErrRepo) {
+		t.Errorf("schedule of an unknown repo = %v, want ErrRepo at start", err)
+	}
+}
