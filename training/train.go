@@ -334,7 +334,8 @@ func modelName(file string) string {
 	return strings.TrimSuffix(strings.TrimSuffix(file, ".json"), ".txt")
 }
 
-// stageTimer records the stages of a run and logs each one.
+// stageTimer records the stages of a run and logs each one at debug level: Result.Stages
+// is the summary a caller prints.
 type stageTimer struct {
 	cfg    *Config
 	stages []Stage
@@ -344,7 +345,7 @@ type stageTimer struct {
 func (s *stageTimer) done(name string, args ...any) {
 	d := time.Since(s.t0)
 	s.stages = append(s.stages, Stage{Name: name, Duration: d})
-	s.cfg.log().Info("training stage", append([]any{"stage", name, "took", d.Round(time.Millisecond)}, args...)...)
+	s.cfg.log().Debug("training stage", append([]any{"stage", name, "took", d.Round(time.Millisecond)}, args...)...)
 	s.t0 = time.Now()
 }
 

@@ -21,9 +21,9 @@ const compareUsage = "--a DIR --b DIR --history DIR --out DIR [--repo NAME] [--f
 
 func runCompare(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "compare", compareUsage)
-	aDir := fs.String("a", "", "bundle folder A (the baseline)")
-	bDir := fs.String("b", "", "bundle folder B (the candidate); differences are B - A")
-	out := fs.String("out", "", "folder to write report.html, its figures and metrics.json into")
+	aDir := fs.String("a", "", "bundle folder A (the baseline) (required)")
+	bDir := fs.String("b", "", "bundle folder B (the candidate); differences are B - A (required)")
+	out := fs.String("out", "", "folder to write report.html, its figures and metrics.json into (required)")
 	resamples := fs.Int("resamples", 0, "bootstrap resamples (default 1000)")
 	seed := fs.Uint64("seed", 0, "bootstrap seed")
 	ef := addEvalFlags(fs)
@@ -31,12 +31,6 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	switch {
-	case *aDir == "" || *bDir == "":
-		return fmt.Errorf("%w: --a and --b are required", errUsage)
-	case *ef.history == "":
-		return fmt.Errorf("%w: --history is required", errUsage)
-	case *out == "":
-		return fmt.Errorf("%w: --out is required", errUsage)
 	case *resamples < 0:
 		return fmt.Errorf("%w: --resamples %d is negative", errUsage, *resamples)
 	}

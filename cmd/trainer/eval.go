@@ -33,7 +33,7 @@ func addEvalFlags(fs interface {
 	Bool(name string, value bool, usage string) *bool
 }) *evalFlags {
 	return &evalFlags{
-		history: fs.String("history", "", "history folder whose rows are scored (with its own point-in-time features)"),
+		history: fs.String("history", "", "history folder whose rows are scored (with its own point-in-time features) (required)"),
 		repo:    fs.String("repo", "", "repository of the rows (default: the bundle's, else the only one of the history)"),
 		from: fs.String("from", "", "score only rows submitted at or after this time, RFC 3339 (default: the bundle's window end; "+
 			"an earlier time needs --in-sample)"),
@@ -111,20 +111,12 @@ func loadBundle(dir string) (*registry.Bundle, *training.Models, error) {
 
 func runEval(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "eval", evalUsage)
-	bundle := fs.String("bundle", "", "bundle folder (a registry version folder)")
-	out := fs.String("out", "", "metrics JSON file to write (flat keys, NaN as null)")
+	bundle := fs.String("bundle", "", "bundle folder (a registry version folder) (required)")
+	out := fs.String("out", "", "metrics JSON file to write (flat keys, NaN as null) (required)")
 	reportDir := fs.String("report", "", "also write report.html and its figures into this folder")
 	ef := addEvalFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	switch {
-	case *bundle == "":
-		return fmt.Errorf("%w: --bundle is required", errUsage)
-	case *ef.history == "":
-		return fmt.Errorf("%w: --history is required", errUsage)
-	case *out == "":
-		return fmt.Errorf("%w: --out is required", errUsage)
 	}
 	b, m, err := loadBundle(*bundle)
 	if err != nil {

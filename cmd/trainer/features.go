@@ -20,18 +20,12 @@ const featuresUsage = "--history DIR --task success|conflict|buildtime --out FIL
 
 func runFeatures(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "features", featuresUsage)
-	history := fs.String("history", "", "history folder to read (changes, builds and optional pairs tables)")
-	task := fs.String("task", "", "row kind: success, conflict or buildtime")
-	out := fs.String("out", "", "feature table to write; the extension picks the format: .csv, .parquet or .arrow")
+	history := fs.String("history", "", "history folder to read (changes, builds and optional pairs tables) (required)")
+	task := fs.String("task", "", "row kind: success, conflict or buildtime (required)")
+	out := fs.String("out", "", "feature table to write; the extension picks the format: .csv, .parquet or .arrow (required)")
 	lenient := fs.Bool("lenient", false, "skip history rows with problems (counted in the summary) instead of failing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	switch {
-	case *history == "":
-		return fmt.Errorf("%w: --history is required", errUsage)
-	case *out == "":
-		return fmt.Errorf("%w: --out is required", errUsage)
 	}
 	kind, err := features.ParseKind(*task)
 	if err != nil {
@@ -124,6 +118,6 @@ func printFeaturesSummary(e *env, h *datasets.History, rep *datasets.Report, tb 
 			}
 		}
 	}
-	e.log.Info("features written", "task", kind.String(), "out", out, "considered", tb.Considered,
+	e.summaryLog("features written", "task", kind.String(), "out", out, "considered", tb.Considered,
 		"rows", tb.NRows(), "skipped", tb.Considered-tb.NRows(), "schema_hash", tb.Schema.Hash())
 }

@@ -56,11 +56,11 @@ func runFit(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
-	algo := fs.String("algo", "", "model kind: "+strings.Join(fitterNames(), ", "))
-	train := fs.String("train", "", "training table (.csv or .parquet)")
-	target := fs.String("target", "", "target column")
+	algo := fs.String("algo", "", "model kind: "+strings.Join(fitterNames(), ", ")+" (required)")
+	train := fs.String("train", "", "training table (.csv or .parquet; - reads CSV from standard input) (required)")
+	target := fs.String("target", "", "target column (required)")
 	valid := fs.String("valid", "", "optional validation table, scored with the model's metrics")
-	model := fs.String("model", "", "model file to write")
+	model := fs.String("model", "", "model file to write (required)")
 	features := &listFlag{split: true}
 	drop := &listFlag{split: true}
 	categorical := &listFlag{split: true}
@@ -73,14 +73,6 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	switch {
-	case *algo == "":
-		return fmt.Errorf("%w: --algo is required (one of %s)", errUsage, strings.Join(fitterNames(), ", "))
-	case *train == "":
-		return fmt.Errorf("%w: --train is required", errUsage)
-	case *target == "":
-		return fmt.Errorf("%w: --target is required", errUsage)
-	case *model == "":
-		return fmt.Errorf("%w: --model is required", errUsage)
 	case len(features.values) > 0 && len(drop.values) > 0:
 		return fmt.Errorf("%w: --features and --drop exclude each other", errUsage)
 	}
@@ -93,6 +85,12 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
+	trainPath, cleanup, err := openInput(e, *train, "csv")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	*train = trainPath
 	header, err := columnar.Header(*train)
 	if err != nil {
 		return err

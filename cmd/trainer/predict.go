@@ -15,19 +15,11 @@ func init() {
 
 func runPredict(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "predict", "--model MODEL --data FILE --out FILE.csv")
-	model := fs.String("model", "", "model file (a JSON artifact or a LightGBM text model)")
-	data := fs.String("data", "", "table to score (.csv or .parquet); columns matched to the model's features by name")
-	out := fs.String("out", "", "predictions to write (.csv, or .parquet), one row per input row, in order")
+	model := fs.String("model", "", "model file (a JSON artifact or a LightGBM text model) (required)")
+	data := fs.String("data", "", "table to score (.csv or .parquet; - reads CSV from standard input); columns matched to the model's features by name (required)")
+	out := fs.String("out", "", "predictions to write (.csv, or .parquet), one row per input row, in order (required)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	switch {
-	case *model == "":
-		return fmt.Errorf("%w: --model is required", errUsage)
-	case *data == "":
-		return fmt.Errorf("%w: --data is required", errUsage)
-	case *out == "":
-		return fmt.Errorf("%w: --out is required", errUsage)
 	}
 	raw, err := os.ReadFile(*model)
 	if err != nil {
@@ -41,6 +33,12 @@ func runPredict(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", *model, err)
 	}
+	dataPath, cleanup, err := openInput(e, *data, "csv")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	*data = dataPath
 	header, err := columnar.Header(*data)
 	if err != nil {
 		return err

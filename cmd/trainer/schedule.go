@@ -26,9 +26,6 @@ func runSchedule(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := f.check(); err != nil {
-		return err
-	}
 	cfg, latest, err := f.trainingConfig(e)
 	if err != nil {
 		return err

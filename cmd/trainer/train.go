@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"slices"
@@ -32,8 +33,8 @@ func addTrainFlags(fs interface {
 	Bool(name string, value bool, usage string) *bool
 }) *trainFlags {
 	return &trainFlags{
-		history:  fs.String("history", "", "history folder to train on"),
-		registry: fs.String("registry", "", "registry folder to publish into (created if missing)"),
+		history:  fs.String("history", "", "history folder to train on (required)"),
+		registry: fs.String("registry", "", "registry folder to publish into (created if missing) (required)"),
 		repo:     fs.String("repo", "", "repository to train (default: the only one of the history)"),
 		asOf: fs.String("as-of", "", "end of the training window: latest (the last submission in the history; the default unless --config sets as_of), "+
 			"now, or an RFC 3339 time"),
@@ -98,23 +99,10 @@ func (f *trainFlags) trainingConfig(e *env) (cfg training.Config, latest bool, e
 	return cfg, latest, nil
 }
 
-func (f *trainFlags) check() error {
-	switch {
-	case *f.history == "":
-		return fmt.Errorf("%w: --history is required", errUsage)
-	case *f.registry == "":
-		return fmt.Errorf("%w: --registry is required", errUsage)
-	}
-	return nil
-}
-
 func runTrain(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "train", trainUsage)
 	f := addTrainFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := f.check(); err != nil {
 		return err
 	}
 	cfg, latest, err := f.trainingConfig(e)
@@ -170,8 +158,27 @@ func trainAndPublish(ctx context.Context, e *env, h *datasets.History, data stri
 	return version, nil
 }
 
-// printStages writes the stage table of a run and the headline metrics to e.stderr.
+// printStages writes the stage table of a run and the headline metrics to e.stderr, or
+// with --log-format json logs them as one record.
 func printStages(e *env, res *training.Result, publish, total time.Duration) {
+	if e.jsonLog {
+		stages := make([]any, 0, len(res.Stages)+2)
+		for _, s := range res.Stages {
+			stages = append(stages, slog.Float64(s.Name, s.Duration.Seconds()))
+		}
+		stages = append(stages, slog.Float64("publish", publish.Seconds()), slog.Float64("total", total.Seconds()))
+		metrics := make([]any, 0, 8)
+		all := res.Metrics()
+		for _, k := range []string{"success.auc", "success.log_loss", "conflict.auc", "conflict.log_loss", "buildtime.mape", "buildtime.nll", "buildtime.crps"} {
+			if v, ok := all[k]; ok && !math.IsNaN(v) {
+				metrics = append(metrics, slog.Float64(k, v))
+			}
+		}
+		e.log.Info("trained", "repo", res.Repo, "from", res.Window.From, "to", res.Window.To, "holdout_from", res.Cut,
+			"rows", res.Rows, "train_rows", res.TrainRows, "warnings", res.Warnings,
+			slog.Group("seconds", stages...), slog.Group("holdout", metrics...))
+		return
+	}
 	var b strings.Builder
 	for _, w := range res.Warnings {
 		fmt.Fprintf(&b, "WARNING: %s\n", w)
