@@ -65,7 +65,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	drop := &listFlag{split: true}
 	categorical := &listFlag{split: true}
 	paramArgs := &listFlag{}
-	fs.Var(features, "features", "comma-separated feature columns (default: every column but the target and the true_* truth columns)")
+	fs.Var(features, "features", "comma-separated feature columns (default: every column but the target, the true_* truth columns and the row ids change_id, ahead_change_id, build_id, submitted_at)")
 	fs.Var(drop, "drop", "comma-separated columns to leave out")
 	fs.Var(categorical, "categorical", "string column to one-hot encode (repeatable or comma-separated)")
 	fs.Var(paramArgs, "param", "algorithm parameter key=value (repeatable; see the list below)")
@@ -100,7 +100,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(truth) > 0 {
-		fmt.Fprintf(e.stderr, "fit: left out the truth columns %s (name them in --features to use them)\n", strings.Join(truth, ", "))
+		fmt.Fprintf(e.stderr, "fit: left out the truth columns and row ids %s (name them in --features to use them)\n", strings.Join(truth, ", "))
 	}
 	opt := columnar.Options{Columns: append(slices.Clone(cols), *target)}
 	tr, err := columnar.Read(ctx, *train, opt)
@@ -153,7 +153,8 @@ const truthPrefix = "true_"
 
 // chooseColumns returns the feature columns of a training table with the given header
 // (read from path): --features in their order, or every column but the target, the
-// --drop columns and the truth columns (truthPrefix, returned as truth).
+// --drop columns, the truth columns (truthPrefix) and the id columns of a feature table
+// (idColumnNames), the last two returned as truth: left out.
 func chooseColumns(header []string, path, target string, keep, drop, categorical []string) (cols, truth []string, err error) {
 	if !slices.Contains(header, target) {
 		return nil, nil, fmt.Errorf("%s: no target column %q%s (%s)", path, target, hint(target, header), columnList(header))
@@ -179,7 +180,7 @@ func chooseColumns(header []string, path, target string, keep, drop, categorical
 		for _, c := range header {
 			switch {
 			case c == target || slices.Contains(drop, c):
-			case strings.HasPrefix(c, truthPrefix):
+			case strings.HasPrefix(c, truthPrefix) || slices.Contains(idColumnNames, c):
 				truth = append(truth, c)
 			default:
 				cols = append(cols, c)
