@@ -98,7 +98,9 @@ func TestFeaturesCommand(t *testing.T) {
 					}
 				}
 			}
-			idCol := func(name string) []string { return f.Columns[slices.IndexFunc(f.Columns, func(c datasets.Column) bool { return c.Name == name })].Strings }
+			idCol := func(name string) []string {
+				return f.Columns[slices.IndexFunc(f.Columns, func(c datasets.Column) bool { return c.Name == name })].Strings
+			}
 			cid, sub := idCol("change_id"), idCol("submitted_at")
 			for r := range want.NRows() {
 				if cid[r] != want.ChangeID[r] || sub[r] != want.SubmittedAt[r].UTC().Format(time.RFC3339Nano) {
