@@ -16,6 +16,9 @@ var (
 	ErrInvalidValue = errors.New("invalid value")
 	// ErrMissingColumn is a required column that a file does not have.
 	ErrMissingColumn = errors.New("missing required column")
+	// ErrUnknownColumn is a column that is not part of the schema while a column of the
+	// schema with a name close to it is absent: most likely a misspelling.
+	ErrUnknownColumn = errors.New("unknown column")
 	// ErrDuplicateColumn is a column name that appears twice in one file or frame.
 	ErrDuplicateColumn = errors.New("duplicate column")
 	// ErrUnsupportedType is a Parquet or Arrow column whose type cannot hold the values

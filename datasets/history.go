@@ -106,7 +106,7 @@ func sortedKeys(m map[string]int) []string {
 }
 
 // reasons are the sentinels a problem is counted under, most specific first.
-var reasons = []error{ErrMissingColumn, ErrDuplicateColumn, ErrUnsupportedType, ErrDuplicateID, ErrSkippedChange, ErrUnknownChange, ErrNegativeCount, ErrTimeOrder, ErrInvalidValue}
+var reasons = []error{ErrMissingColumn, ErrUnknownColumn, ErrDuplicateColumn, ErrUnsupportedType, ErrDuplicateID, ErrSkippedChange, ErrUnknownChange, ErrNegativeCount, ErrTimeOrder, ErrInvalidValue}
 
 // reason returns the text of the sentinel err wraps, for counting problems.
 func reason(err error) string {
@@ -461,22 +461,38 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 		var missing []*ParseError
 		known := make(map[string]bool, len(tr.fields))
 		for k := range tr.fields {
+			known[tr.fields[k].name] = true
+		}
+		for _, n := range names {
+			if !known[n] {
+				rep.Ignored = append(rep.Ignored, n)
+			}
+		}
+		for k := range tr.fields {
 			f := &tr.fields[k]
-			known[f.name] = true
 			j, ok := index[f.name]
 			if !ok {
 				j = -1
 				if f.required {
-					missing = append(missing, &ParseError{Path: tr.path, Line: headerLine, Row: -1, Column: f.name, Err: ErrMissingColumn})
+					err := ErrMissingColumn
+					if hint := didYouMean(f.name, rep.Ignored); hint != "" {
+						err = fmt.Errorf("%w%s", ErrMissingColumn, hint)
+					}
+					missing = append(missing, &ParseError{Path: tr.path, Line: headerLine, Row: -1, Column: f.name, Err: err})
 				} else {
 					rep.Absent = append(rep.Absent, f.name)
 				}
 			}
 			colOf[k] = j
 		}
-		for _, n := range names {
-			if !known[n] {
-				rep.Ignored = append(rep.Ignored, n)
+		// An unknown column next to an absent one it is a typo of is a problem (issue
+		// 15): otherwise the feature reads as missing in every row without a word.
+		for _, n := range rep.Ignored {
+			if c, ok := ClosestColumn(n, rep.Absent); ok {
+				if err := hr.add(&ParseError{Path: tr.path, Line: headerLine, Row: -1, Column: n,
+					Err: fmt.Errorf("%w: not in the %s schema, and %s is absent (did you mean %s?)", ErrUnknownColumn, tr.table, c, c)}); err != nil {
+					return err
+				}
 			}
 		}
 		if len(missing) > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -626,5 +627,33 @@ func TestReadHistoryLeaksNothing(t *testing.T) {
 					len(h2.Changes), len(h2.Builds), len(h2.Pairs), rep.NProblems, err)
 			}
 		})
+	}
+}
+
+// TestReadHistoryCSVErrorLine is issue 15 item 15: an unbalanced quote is reported at
+// the line where its record starts, not at the end of the file where the CSV reader
+// stopped; a row-level error names its data row too.
+func TestReadHistoryCSVErrorLine(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(changesHeader) // line 1
+	for i := range 200 {
+		line := i + 2
+		if line == 12 {
+			fmt.Fprintf(&b, "c%d,go,r,a,,,,\"10,,,\n", i)
+			continue
+		}
+		fmt.Fprintf(&b, "c%d,go,r,a,,,,10,,,\n", i)
+	}
+	dir := writeCSVHistory(t, b.String(), buildsHeader, "")
+	_, _, err := ReadHistory(context.Background(), dir, ReadOptions{})
+	var pe *ParseError
+	if !errors.As(err, &pe) || !errors.Is(err, ErrInvalidValue) {
+		t.Fatalf("ReadHistory = %v, want a *ParseError", err)
+	}
+	if pe.Line != 12 || pe.Row != 10 || !strings.Contains(err.Error(), "changes.csv: line 12 (row 10)") {
+		t.Errorf("unbalanced quote reported at line %d row %d (%v), want line 12 row 10", pe.Line, pe.Row, err)
+	}
+	if !strings.Contains(err.Error(), "the reader stopped at line 201") {
+		t.Errorf("error %v does not say where the reader stopped", err)
 	}
 }

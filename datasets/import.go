@@ -142,7 +142,7 @@ func scanSource(ctx context.Context, path string, required []string, fn func(r *
 		if err == io.EOF {
 			return &ParseError{Path: path, Line: 1, Row: -1, Err: fmt.Errorf("%w: empty file, want a header row", ErrInvalidValue)}
 		}
-		return (&scanner{path: path}).csvError(err)
+		return (&scanner{path: path}).csvError(err, -1)
 	}
 	index := make(map[string]int, len(header))
 	for j, n := range header {
@@ -171,7 +171,7 @@ func scanSource(ctx context.Context, path string, required []string, fn func(r *
 				bad(&ParseError{Path: path, Line: line, Row: row, Err: fmt.Errorf("%w: %d fields, the header has %d", ErrInvalidValue, len(rec), len(header))})
 				continue
 			}
-			return (&scanner{path: path}).csvError(err)
+			return (&scanner{path: path}).csvError(err, row)
 		}
 		line, _ := cr.FieldPos(0)
 		r.line, r.row, r.fields = line, row, rec

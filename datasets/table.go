@@ -125,7 +125,7 @@ func (s *scanner) scanCSV(ctx context.Context) error {
 		return &ParseError{Path: s.path, Line: 1, Row: -1, Err: fmt.Errorf("%w: empty file, want a header row", ErrInvalidValue)}
 	}
 	if err != nil {
-		return s.csvError(err)
+		return s.csvError(err, -1)
 	}
 	header = append([]string(nil), header...)
 	if len(header) > 0 {
@@ -166,7 +166,7 @@ func (s *scanner) scanCSV(ctx context.Context) error {
 				}
 				continue
 			}
-			return s.csvError(err)
+			return s.csvError(err, row)
 		}
 		line, _ := r.FieldPos(0)
 		for j := range cols {
@@ -194,10 +194,23 @@ func fieldCountLine(err error) (int, bool) {
 	return 0, false
 }
 
-func (s *scanner) csvError(err error) error {
+// csvError turns an error of encoding/csv reading data row row (-1 for the header) into
+// a *ParseError at the line where the bad record starts: csv.ParseError.Line is where
+// the reader gave up, which for an unbalanced quote is the end of the file (issue 15:
+// a quote opened on line 12 was reported at line 6107). The message also gives that
+// line when it differs.
+func (s *scanner) csvError(err error, row int) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		return &ParseError{Path: s.path, Line: pe.Line, Row: -1, Err: fmt.Errorf("%w: %w", ErrInvalidValue, pe.Err)}
+		line := pe.StartLine
+		if line <= 0 {
+			line = pe.Line
+		}
+		inner := fmt.Errorf("%w: %w", ErrInvalidValue, pe.Err)
+		if pe.Line != line {
+			inner = fmt.Errorf("%w: %w (in the record that starts here; the reader stopped at line %d, column %d)", ErrInvalidValue, pe.Err, pe.Line, pe.Column)
+		}
+		return &ParseError{Path: s.path, Line: line, Row: row, Err: inner}
 	}
 	return fmt.Errorf("datasets: reading %s: %w", s.path, err)
 }

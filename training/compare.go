@@ -53,9 +53,20 @@ func historyTables(ctx context.Context, h *datasets.History, opt EvalOptions) (t
 		return tables{}, "", err
 	}
 	if t.success.NRows()+t.conflict.NRows()+t.buildtime.NRows() == 0 {
-		return tables{}, "", fmt.Errorf("%w: no rows of %s to evaluate on", ErrNoData, repo)
+		first, last, _ := Span(h, repo)
+		return tables{}, "", fmt.Errorf("%w: no rows of %s submitted from %s to %s with a known label to evaluate on (its changes span %s to %s); "+
+			"evaluate a bundle trained on an earlier window, or score in-sample rows", ErrNoData, repo,
+			timeOrOpen(opt.From), timeOrOpen(opt.To), first.Format(time.RFC3339), last.Format(time.RFC3339))
 	}
 	return t, repo, nil
+}
+
+// timeOrOpen formats t, or "(open)" when it is zero.
+func timeOrOpen(t time.Time) string {
+	if t.IsZero() {
+		return "(open)"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // Evaluate scores the models m on the rows of h chosen by opt, with the metrics and

@@ -176,7 +176,8 @@ func DefaultGates() map[string]Gate {
 type Config struct {
 	// Repo is the repository to train ("repo"); "" means the only one of the history.
 	Repo string `json:"repo,omitempty"`
-	// AsOf is the end of the window ("as_of", RFC 3339); zero means now.
+	// AsOf is the end of the window ("as_of", RFC 3339); zero means now. The trainer's
+	// train and schedule commands default to LatestSubmission instead (--as-of latest).
 	AsOf time.Time `json:"as_of,omitzero"`
 	// Window is the length of history before AsOf ("window": "90d", "2160h"); zero means
 	// DefaultWindow.
@@ -204,6 +205,11 @@ type Config struct {
 	// instead of failing Train. Real histories without durations or pairs give such
 	// partial bundles, which Evaluate and Compare read but a scorer cannot serve.
 	AllowPartial bool `json:"allow_partial,omitempty"`
+	// AllowMissingFeatures trains even when a feature is missing (NaN) in every training
+	// row of its table ("allow_missing_features"), which Train otherwise refuses with
+	// ErrNoData naming the features: a history without a column (an import without
+	// affected targets) needs it, a misspelled column should be fixed instead.
+	AllowMissingFeatures bool `json:"allow_missing_features,omitempty"`
 	// BaselineGate says what Publish does when a champion does not beat the best
 	// baseline of its section on the holdout ("baseline_gate"): BaselineGateRefuse (the
 	// default, "") refuses the bundle with a *BaselineError; BaselineGateServe publishes

@@ -105,7 +105,11 @@
 // Before publishing, every gated metric of the new champion models is compared with the
 // same metric in the manifest of the repository's current champion. A metric that is
 // worse by more than its Gate allows stops the publication with a *GateError naming the
-// metric, both values and the margin. Metrics missing on either side are not gated. The
+// metric, both values and the margin. A gated metric the new bundle cannot compute (NaN,
+// such as an AUC on a holdout with one class) fails its gate even without a champion;
+// metrics missing from the new bundle (a model left out) or from the champion are not
+// compared. A bundle without any model, without holdout rows or without one finite
+// metric is never published. The
 // two values come from the holdouts of different windows (last week's and this week's),
 // so a margin must absorb the week-to-week noise of a metric; Compare measures two
 // bundles on the same rows when that noise matters.

@@ -2,6 +2,8 @@ package training
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,9 +27,14 @@ type GateFailure struct {
 	Metric   string  // manifest key, e.g. "success.log_loss"
 	Champion float64 // the current champion's value
 	New      float64 // the new bundle's value
-	// Worse is how much worse the new value is (positive), in the metric's units.
+	// Worse is how much worse the new value is (positive), in the metric's units; NaN
+	// when the new value is NaN.
 	Worse float64
 	Gate  Gate
+	// Undefined is set when the new value is NaN: the metric could not be computed on
+	// the holdout (an AUC with one class, too few rows), so nothing shows the model is
+	// not worse, and the gate fails whatever the champion's value.
+	Undefined bool
 }
 
 // GateError is a bundle that Publish refused because metrics got worse than the current
@@ -41,10 +48,18 @@ type GateError struct {
 // Error implements error.
 func (e *GateError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "training: gate failed for %s against champion %s:", e.Repo, e.Champion)
+	champ := e.Champion
+	if champ == "" {
+		champ = "(none)"
+	}
+	fmt.Fprintf(&b, "training: gate failed for %s against champion %s:", e.Repo, champ)
 	for i, f := range e.Failures {
 		if i > 0 {
 			b.WriteByte(';')
+		}
+		if f.Undefined {
+			fmt.Fprintf(&b, " %s cannot be computed on the holdout (NaN: one class or too few rows); widen the window or the holdout, or drop its gate", f.Metric)
+			continue
 		}
 		fmt.Fprintf(&b, " %s is %.6g, champion %.6g: worse by %.6g", f.Metric, f.New, f.Champion, f.Worse)
 		if f.Champion != 0 {
@@ -138,15 +153,26 @@ func CheckBaselines(e *Evaluation) []BaselineFailure {
 }
 
 // CheckGates compares the metrics of a new bundle with those of the champion's manifest
-// and returns the gated metrics that got worse by more than their gate allows, sorted by
-// key. A metric missing or NaN on either side is not checked.
+// (nil when there is no champion) and returns the gated metrics that got worse by more
+// than their gate allows, sorted by key. A gated metric that the candidate has but could
+// not compute (NaN) fails whatever the champion's value, with Undefined set (issue 15:
+// a bundle with a NaN conflict AUC on 9 holdout rows became champion). A metric missing
+// from the candidate (its model left out) or missing or NaN in the champion is not
+// compared.
 func CheckGates(champion, candidate map[string]float64, gates map[string]Gate) []GateFailure {
 	var out []GateFailure
 	for key, g := range gates {
 		old, ok1 := champion[key]
 		cur, ok2 := candidate[key]
 		dir, ok3 := metricDirection(key)
-		if !ok1 || !ok2 || !ok3 || math.IsNaN(old) || math.IsNaN(cur) {
+		if ok2 && ok3 && math.IsNaN(cur) {
+			if !ok1 {
+				old = math.NaN()
+			}
+			out = append(out, GateFailure{Metric: key, Champion: old, New: cur, Worse: math.NaN(), Gate: g, Undefined: true})
+			continue
+		}
+		if !ok1 || !ok2 || !ok3 || math.IsNaN(old) {
 			continue
 		}
 		worse := cur - old
@@ -190,6 +216,45 @@ func RegistryName(repo string) string {
 	return string(b)
 }
 
+// ExtraInputFingerprint is the manifest extra key of Result.InputFingerprint: what the
+// bundle was trained from, so that a scheduled run on unchanged inputs can skip
+// publishing (LastFingerprint).
+const ExtraInputFingerprint = "input_fingerprint"
+
+// InputFingerprint combines the fingerprint of a history's data (datasets.Fingerprint)
+// with cfg, as JSON (AsOf, Repo and every other field but Log), into the fingerprint of
+// a training run's inputs: two runs with the same one train the same bundle.
+func InputFingerprint(data string, cfg Config) (string, error) {
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "", fmt.Errorf("training: encoding the config: %w", err)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "data %s\nconfig %d\n", data, len(b))
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// LastFingerprint returns the newest version of repo (as RegistryName spells it) in
+// reg and its manifest's ExtraInputFingerprint; "" and "" when the repository has no
+// version.
+func LastFingerprint(reg *registry.Registry, repo string) (version, fingerprint string, err error) {
+	name := RegistryName(repo)
+	vs, err := reg.List(name)
+	if errors.Is(err, registry.ErrNotFound) || err == nil && len(vs) == 0 {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("training: versions of %s: %w", repo, err)
+	}
+	v := vs[len(vs)-1]
+	m, err := reg.Manifest(name, v)
+	if err != nil {
+		return "", "", fmt.Errorf("training: %w", err)
+	}
+	return v, m.Extra[ExtraInputFingerprint], nil
+}
+
 // ExtraConflictLeftOut and ExtraConflictPrior are the manifest extra keys of a bundle
 // without a P-conf model: why it has none, and the P-conf (Config.ConflictPrior) a
 // scorer of the bundle uses for overlapping pairs in its speculation math. They are
@@ -225,6 +290,9 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 	log := cfg.log()
 	metrics := res.Metrics()
 	name := RegistryName(res.Repo)
+	if err := checkServable(res, metrics); err != nil {
+		return "", err
+	}
 	var served []string
 	if f := CheckBaselines(res.Holdout); len(f) > 0 {
 		switch cfg.BaselineGate {
@@ -239,15 +307,21 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 			return "", &BaselineError{Repo: res.Repo, Failures: f}
 		}
 	}
-	if champ, err := reg.Champion(name); err == nil {
-		b, err := reg.Load(name, champ, SchemaHash())
+	// Without a loadable champion only the undefined metrics can fail their gates.
+	var champMetrics map[string]float64
+	var champ string
+	if c, err := reg.Champion(name); err == nil {
+		b, err := reg.Load(name, c, SchemaHash())
 		if err != nil {
-			log.Warn("champion not loadable; publishing without gates", "repo", res.Repo, "champion", champ, "err", err)
-		} else if f := CheckGates(b.Manifest.Metrics, metrics, cfg.gates()); len(f) > 0 {
-			return "", &GateError{Repo: res.Repo, Champion: champ, Failures: f}
+			log.Warn("champion not loadable; publishing without comparing to it", "repo", res.Repo, "champion", c, "err", err)
+		} else {
+			champ, champMetrics = c, b.Manifest.Metrics
 		}
 	} else if !errors.Is(err, registry.ErrNoPointer) && !errors.Is(err, registry.ErrNotFound) {
 		return "", fmt.Errorf("training: reading the champion of %s: %w", res.Repo, err)
+	}
+	if f := CheckGates(champMetrics, metrics, cfg.gates()); len(f) > 0 {
+		return "", &GateError{Repo: res.Repo, Champion: champ, Failures: f}
 	}
 
 	finite := map[string]float64{}
@@ -299,6 +373,9 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 	if len(served) > 0 {
 		m.Extra[ExtraServedBaselines] = strings.Join(served, " ")
 	}
+	if res.InputFingerprint != "" {
+		m.Extra[ExtraInputFingerprint] = res.InputFingerprint
+	}
 	version, err := reg.Publish(ctx, name, func(dir string) error { return res.WriteFiles(dir) }, m,
 		registry.PublishOptions{Champion: true})
 	if err != nil {
@@ -311,6 +388,25 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 		log.Info("retention removed versions", "repo", name, "removed", strings.Join(removed, ","))
 	}
 	return version, nil
+}
+
+// checkServable refuses, with an error wrapping ErrGate, a result that must never become
+// the current bundle: one without any model, without a holdout row in any section, or
+// without a single finite holdout score (counts such as success.n are not scores). Nothing would show such a bundle works (issue
+// 15: a real-history repository published an empty bundle as current).
+func checkServable(res *Result, metrics map[string]float64) error {
+	if res.Models == nil || res.Models.Success == nil && res.Models.Conflict == nil && res.Models.BuildTime == nil {
+		return fmt.Errorf("%w: %s: the bundle has no model (every table was left out)", ErrGate, res.Repo)
+	}
+	if res.Holdout == nil || len(res.Holdout.Success) == 0 && len(res.Holdout.Conflict) == 0 && len(res.Holdout.BuildTime) == 0 {
+		return fmt.Errorf("%w: %s: no holdout rows were scored, so the bundle is unevaluated; widen the window or the holdout", ErrGate, res.Repo)
+	}
+	for k, v := range metrics {
+		if _, scored := metricDirection(k); scored && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			return nil // row counts do not count: only a score shows the models work
+		}
+	}
+	return fmt.Errorf("%w: %s: every holdout metric is undefined (NaN)", ErrGate, res.Repo)
 }
 
 // bestBaselinesText names the best baseline of each section with one, e.g.

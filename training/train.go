@@ -3,6 +3,7 @@ package training
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -48,6 +49,13 @@ type Result struct {
 	Stages []Stage
 	// Config is the configuration Train ran with.
 	Config Config
+	// InputFingerprint, when set by the caller (InputFingerprint), is written into the
+	// manifest as ExtraInputFingerprint.
+	InputFingerprint string
+	// Warnings are the problems of the inputs that did not stop the run, such as a
+	// history whose newest change is more than StaleAfter older than Window.To; they are
+	// also logged at warning level.
+	Warnings []string
 }
 
 // Metrics returns the flat holdout metrics (see the package documentation).
@@ -80,6 +88,45 @@ func resolveRepo(h *datasets.History, repo string) (string, error) {
 		return "", fmt.Errorf("%w: %q is not in the history (it has %s)", ErrRepo, repo, strings.Join(repos, ", "))
 	}
 	return repo, nil
+}
+
+// StaleAfter is how much older than the window's end the newest change of a history may
+// be before Train warns that the window holds little or no recent data.
+const StaleAfter = 7 * 24 * time.Hour
+
+// Span returns the earliest and latest submission times of repo's changes in h and how
+// many there are; zero times and 0 when repo has none. repo "" means every repository.
+func Span(h *datasets.History, repo string) (first, last time.Time, n int) {
+	for i := range h.Changes {
+		c := &h.Changes[i]
+		if repo != "" && c.Repo != repo || c.SubmittedAt.IsZero() {
+			continue
+		}
+		if n == 0 || c.SubmittedAt.Before(first) {
+			first = c.SubmittedAt
+		}
+		if n == 0 || c.SubmittedAt.After(last) {
+			last = c.SubmittedAt
+		}
+		n++
+	}
+	return first.UTC(), last.UTC(), n
+}
+
+// LatestSubmission returns the submission time of the last change of repo in h ("" means
+// the only repository of h): the window end that `--as-of latest` stands for. The window
+// is [From, To), so that change itself is not trained on; every change before it whose
+// outcome was known by then is.
+func LatestSubmission(h *datasets.History, repo string) (time.Time, error) {
+	repo, err := resolveRepo(h, repo)
+	if err != nil {
+		return time.Time{}, err
+	}
+	_, last, n := Span(h, repo)
+	if n == 0 {
+		return time.Time{}, fmt.Errorf("%w: %s has no change with a submission time", ErrNoData, repo)
+	}
+	return last, nil
 }
 
 // known is the part of a history that the features are computed from, with the time
@@ -227,12 +274,68 @@ func windowTables(ctx context.Context, ix *features.Index, k *known, from, to ti
 	return all, nil
 }
 
+// allMissing returns the features of t that are missing (NaN) in every row; none when t
+// has no rows.
+func allMissing(t *features.Table) []string {
+	if t.NRows() == 0 {
+		return nil
+	}
+	nf := t.Schema.NFeatures()
+	var out []string
+	for j, name := range t.Schema.Names {
+		missing := true
+		for r := 0; r < t.NRows() && missing; r++ {
+			missing = math.IsNaN(t.X[r*nf+j])
+		}
+		if missing {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// checkFeatures returns an ErrNoData error naming the features missing in every
+// training row of some table, unless cfg.AllowMissingFeatures, when it logs them: a
+// misspelled or absent history column would otherwise train a model with that feature
+// imputed everywhere, without a word (issue 15).
+func checkFeatures(cfg *Config, t tables) error {
+	var parts []string
+	for _, tb := range []*features.Table{t.success, t.conflict, t.buildtime} {
+		if m := allMissing(tb); len(m) > 0 {
+			parts = append(parts, tb.Schema.Kind.String()+": "+strings.Join(m, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	msg := strings.Join(parts, "; ")
+	if cfg.AllowMissingFeatures {
+		cfg.log().Warn("features missing in every training row; they carry no information", "features", msg)
+		return nil
+	}
+	return fmt.Errorf("%w: features missing in every training row (%s): check the history's column names with "+
+		"trainer validate, or train anyway with --allow-missing-features (allow_missing_features), as histories "+
+		"without those columns (imports without affected targets) need", ErrNoData, msg)
+}
+
+// spanHint describes the submission times of a repository's changes and how to choose a
+// window that holds them, for the error of a window without enough rows.
+func spanHint(first, last time.Time, n int) string {
+	if n == 0 {
+		return "the repository has no change with a submission time"
+	}
+	return fmt.Sprintf("the history's %d changes of it were submitted from %s to %s: "+
+		"train with --as-of latest (the default; the last submission), an --as-of inside that span, or a longer --window",
+		n, first.Format(time.RFC3339), last.Format(time.RFC3339))
+}
+
 // modelName is a bundle file name without its extension, e.g. "success.logistic".
 func modelName(file string) string {
 	return strings.TrimSuffix(strings.TrimSuffix(file, ".json"), ".txt")
 }
 
-// stageTimer records the stages of a run and logs each one.
+// stageTimer records the stages of a run and logs each one at debug level: Result.Stages
+// is the summary a caller prints.
 type stageTimer struct {
 	cfg    *Config
 	stages []Stage
@@ -242,7 +345,7 @@ type stageTimer struct {
 func (s *stageTimer) done(name string, args ...any) {
 	d := time.Since(s.t0)
 	s.stages = append(s.stages, Stage{Name: name, Duration: d})
-	s.cfg.log().Info("training stage", append([]any{"stage", name, "took", d.Round(time.Millisecond)}, args...)...)
+	s.cfg.log().Debug("training stage", append([]any{"stage", name, "took", d.Round(time.Millisecond)}, args...)...)
 	s.t0 = time.Now()
 }
 
@@ -284,9 +387,17 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	}
 	res.Rows = map[string]int{"success": all.success.NRows(), "conflict": all.conflict.NRows(), "buildtime": all.buildtime.NRows()}
 	st.done("tables", "success", all.success.NRows(), "conflict", all.conflict.NRows(), "buildtime", all.buildtime.NRows())
+	first, last, nChanges := Span(h, repo)
 	if n := all.success.NRows(); n < minRows {
-		return nil, fmt.Errorf("%w: %d success rows in the window %s to %s of %s, need %d", ErrNoData, n,
-			from.Format(time.RFC3339), to.Format(time.RFC3339), repo, minRows)
+		return nil, fmt.Errorf("%w: %d success rows in the window %s to %s of %s, need %d; %s", ErrNoData, n,
+			from.Format(time.RFC3339), to.Format(time.RFC3339), repo, minRows, spanHint(first, last, nChanges))
+	}
+	if nChanges > 0 && to.Sub(last) > StaleAfter {
+		w := fmt.Sprintf("the history's newest change of %s was submitted %s, %s before the window's end %s: "+
+			"the models learn nothing of the last %s; use --as-of latest (as_of unset) or append newer history",
+			repo, last.Format(time.RFC3339), to.Sub(last).Round(time.Hour), to.Format(time.RFC3339), to.Sub(last).Round(time.Hour))
+		res.Warnings = append(res.Warnings, w)
+		log.Warn("STALE HISTORY: "+w, "repo", repo, "newest_change", last, "as_of", to)
 	}
 
 	// The cut comes from the submission times of every change in the window, not from the
@@ -313,6 +424,9 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	train.success, hold.success = split(all.success)
 	train.conflict, hold.conflict = split(all.conflict)
 	train.buildtime, hold.buildtime = split(all.buildtime)
+	if err := checkFeatures(&cfg, train); err != nil {
+		return nil, err
+	}
 	st.done("split", "cut", res.Cut, "train_success", train.success.NRows(), "holdout_success", hold.success.NRows())
 
 	if res.HoldoutModels, err = fitAll(ctx, train, &cfg, func(name string) { st.done("fit-holdout " + modelName(name)) }); err != nil {

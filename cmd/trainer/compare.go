@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/sqpredict/sqpredict/eval/report"
 	"github.com/sqpredict/sqpredict/training"
@@ -13,13 +14,16 @@ func init() {
 	register(command{name: "compare", summary: "compare two bundles on the same rows with paired-bootstrap intervals", run: runCompare})
 }
 
-const compareUsage = "--a DIR --b DIR --history DIR --out DIR [--repo NAME] [--from T] [--to T] [--resamples 1000] [--seed S] [--lenient]"
+const compareUsage = "--a DIR --b DIR --history DIR --out DIR [--repo NAME] [--from T] [--to T] [--in-sample] [--resamples 1000] [--seed S] [--lenient]\n\n" +
+	"Scores the rows submitted after the later of the two bundles' window ends (their manifests'\n" +
+	"window.to), which neither bundle was fitted on. --in-sample also scores earlier rows, and the\n" +
+	"report says so."
 
 func runCompare(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "compare", compareUsage)
-	aDir := fs.String("a", "", "bundle folder A (the baseline)")
-	bDir := fs.String("b", "", "bundle folder B (the candidate); differences are B - A")
-	out := fs.String("out", "", "folder to write report.html, its figures and metrics.json into")
+	aDir := fs.String("a", "", "bundle folder A (the baseline) (required)")
+	bDir := fs.String("b", "", "bundle folder B (the candidate); differences are B - A (required)")
+	out := fs.String("out", "", "folder to write report.html, its figures and metrics.json into (required)")
 	resamples := fs.Int("resamples", 0, "bootstrap resamples (default 1000)")
 	seed := fs.Uint64("seed", 0, "bootstrap seed")
 	ef := addEvalFlags(fs)
@@ -27,12 +31,6 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	switch {
-	case *aDir == "" || *bDir == "":
-		return fmt.Errorf("%w: --a and --b are required", errUsage)
-	case *ef.history == "":
-		return fmt.Errorf("%w: --history is required", errUsage)
-	case *out == "":
-		return fmt.Errorf("%w: --out is required", errUsage)
 	case *resamples < 0:
 		return fmt.Errorf("%w: --resamples %d is negative", errUsage, *resamples)
 	}
@@ -44,7 +42,11 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("--b: %w", err)
 	}
-	h, opt, err := ef.options(ctx, bundleRepo(ba))
+	end := ba.Manifest.Window.To
+	if bb.Manifest.Window.To.After(end) {
+		end = bb.Manifest.Window.To
+	}
+	h, opt, rows, err := ef.options(ctx, bundleRepo(ba), end)
 	if err != nil {
 		return err
 	}
@@ -55,7 +57,9 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c.Report.Subtitle = fmt.Sprintf("A = %s %s, B = %s %s; %s", ba.Manifest.Repo, ba.Manifest.Version, bb.Manifest.Repo, bb.Manifest.Version, c.Report.Subtitle)
+	c.Report.Subtitle = fmt.Sprintf("A = %s %s, B = %s %s; %s %s", ba.Manifest.Repo, ba.Manifest.Version, bb.Manifest.Repo, bb.Manifest.Version,
+		strings.Replace(rows, "the bundle's", "the later bundle's", 1), c.Report.Subtitle)
+	fmt.Fprintf(e.stderr, "compare: %s\n", rows)
 	if err := report.Write(*out, c.Report); err != nil {
 		return err
 	}

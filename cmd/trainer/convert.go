@@ -17,14 +17,11 @@ const convertUsage = "--in DIR --out DIR2 --format parquet|arrow|csv [--lenient]
 
 func runConvert(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "convert", convertUsage)
-	in := fs.String("in", "", "history folder to read (its format is detected)")
+	in := fs.String("in", "", "history folder to read (its format is detected) (required)")
 	dst := addHistoryOutFlags(fs)
 	lenient := fs.Bool("lenient", false, "skip rows with problems (counted in the summary) instead of failing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if *in == "" {
-		return fmt.Errorf("%w: --in is required", errUsage)
 	}
 	out := dst.dir
 	f, err := dst.parse()
@@ -47,7 +44,7 @@ func runConvert(ctx context.Context, e *env, args []string) error {
 	if *lenient {
 		fmt.Fprint(e.stdout, rep.String())
 	}
-	e.log.Info("converted history", "in", *in, "out", *out, "format", f.String(),
+	e.summaryLog("converted history", "in", *in, "out", *out, "format", f.String(),
 		"changes", len(h.Changes), "builds", len(h.Builds), "pairs", len(h.Pairs),
 		"problems", rep.NProblems, "took", time.Since(t0).Round(time.Millisecond))
 	return nil
@@ -63,16 +60,13 @@ type historyOutFlags struct {
 // addHistoryOutFlags adds --out and --format (default parquet) to fs.
 func addHistoryOutFlags(fs *flag.FlagSet) historyOutFlags {
 	return historyOutFlags{
-		dir:    fs.String("out", "", "history folder to write"),
+		dir:    fs.String("out", "", "history folder to write (required)"),
 		format: fs.String("format", "parquet", "output format: parquet, arrow or csv"),
 	}
 }
 
 // parse checks that --out was given and parses --format; its errors are usage errors.
 func (o historyOutFlags) parse() (datasets.Format, error) {
-	if *o.dir == "" {
-		return 0, fmt.Errorf("%w: --out is required", errUsage)
-	}
 	f, err := datasets.ParseFormat(*o.format)
 	if err != nil {
 		return 0, fmt.Errorf("%w: --format: %w", errUsage, err)

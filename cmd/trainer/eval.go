@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -18,12 +17,15 @@ func init() {
 	register(command{name: "eval", summary: "evaluate a bundle's models on the rows of a history", run: runEval})
 }
 
-const evalUsage = "--bundle DIR --history DIR --out metrics.json [--repo NAME] [--from T] [--to T] [--report DIR] [--lenient]"
+const evalUsage = "--bundle DIR --history DIR --out metrics.json [--repo NAME] [--from T] [--to T] [--in-sample] [--report DIR] [--lenient]\n\n" +
+	"Scores the rows submitted after the bundle's window end (its manifest's window.to): published\n" +
+	"models are refitted on the whole window, so earlier rows, the holdout included, are in-sample.\n" +
+	"--from narrows that; --in-sample also scores rows inside the window, and the report says so."
 
 // evalFlags are the row-selection flags eval and compare share.
 type evalFlags struct {
 	history, repo, from, to *string
-	lenient                 *bool
+	lenient, inSample       *bool
 }
 
 func addEvalFlags(fs interface {
@@ -31,17 +33,22 @@ func addEvalFlags(fs interface {
 	Bool(name string, value bool, usage string) *bool
 }) *evalFlags {
 	return &evalFlags{
-		history: fs.String("history", "", "history folder whose rows are scored (with its own point-in-time features)"),
+		history: fs.String("history", "", "history folder whose rows are scored (with its own point-in-time features) (required)"),
 		repo:    fs.String("repo", "", "repository of the rows (default: the bundle's, else the only one of the history)"),
-		from:    fs.String("from", "", "score only rows submitted at or after this time, RFC 3339 (e.g. the bundle's window end)"),
-		to:      fs.String("to", "", "score only rows submitted before this time, RFC 3339"),
-		lenient: fs.Bool("lenient", false, "skip history rows with problems instead of failing"),
+		from: fs.String("from", "", "score only rows submitted at or after this time, RFC 3339 (default: the bundle's window end; "+
+			"an earlier time needs --in-sample)"),
+		to:       fs.String("to", "", "score only rows submitted before this time, RFC 3339"),
+		lenient:  fs.Bool("lenient", false, "skip history rows with problems instead of failing"),
+		inSample: fs.Bool("in-sample", false, "also score rows inside the bundle's training window (the report says the scores are in-sample)"),
 	}
 }
 
-// options reads the history and returns it with the options of the flags; bundleRepo is
-// the default repository when the history has it.
-func (f *evalFlags) options(ctx context.Context, bundleRepo string) (*datasets.History, training.EvalOptions, error) {
+// options reads the history and returns it with the options of the flags, and a
+// sentence saying which rows are scored for the report; bundleRepo is the default
+// repository when the history has it. Without --from the rows start at windowEnd, the
+// latest window end of the bundles scored: their models were refitted on every row
+// before it. A --from before windowEnd needs --in-sample.
+func (f *evalFlags) options(ctx context.Context, bundleRepo string, windowEnd time.Time) (*datasets.History, training.EvalOptions, string, error) {
 	var opt training.EvalOptions
 	var err error
 	for _, t := range []struct {
@@ -50,19 +57,34 @@ func (f *evalFlags) options(ctx context.Context, bundleRepo string) (*datasets.H
 	}{{"from", *f.from, &opt.From}, {"to", *f.to, &opt.To}} {
 		if t.v != "" {
 			if *t.dst, err = time.Parse(time.RFC3339, t.v); err != nil {
-				return nil, opt, fmt.Errorf("%w: --%s: %w", errUsage, t.name, err)
+				return nil, opt, "", fmt.Errorf("%w: --%s: %w", errUsage, t.name, err)
 			}
 		}
 	}
+	end := windowEnd.UTC().Format(time.RFC3339)
+	var rows string
+	switch {
+	case *f.inSample:
+		rows = "IN-SAMPLE: rows inside the bundle's training window (which ends " + end + ") are scored too, " +
+			"so these scores are optimistic."
+	case opt.From.IsZero():
+		opt.From = windowEnd
+		rows = "Out-of-sample: rows submitted from the bundle's window end " + end + " on."
+	case opt.From.Before(windowEnd):
+		return nil, opt, "", fmt.Errorf("%w: --from %s is inside the bundle's training window, which ends %s: "+
+			"those rows are in-sample; pass --in-sample to score them anyway", errUsage, *f.from, end)
+	default:
+		rows = "Out-of-sample: rows submitted from " + opt.From.UTC().Format(time.RFC3339) + " on (the bundle's window ends " + end + ")."
+	}
 	h, _, err := datasets.ReadHistory(ctx, *f.history, datasets.ReadOptions{Lenient: *f.lenient})
 	if err != nil {
-		return nil, opt, err
+		return nil, opt, "", err
 	}
 	opt.Repo = *f.repo
 	if opt.Repo == "" && slices.Contains(training.Repos(h), bundleRepo) {
 		opt.Repo = bundleRepo
 	}
-	return h, opt, nil
+	return h, opt, rows, nil
 }
 
 // bundleRepo is the history's name of the bundle's repository.
@@ -89,26 +111,18 @@ func loadBundle(dir string) (*registry.Bundle, *training.Models, error) {
 
 func runEval(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "eval", evalUsage)
-	bundle := fs.String("bundle", "", "bundle folder (a registry version folder)")
-	out := fs.String("out", "", "metrics JSON file to write (flat keys, NaN as null)")
+	bundle := fs.String("bundle", "", "bundle folder (a registry version folder) (required)")
+	out := fs.String("out", "", "metrics JSON file to write (flat keys, NaN as null) (required)")
 	reportDir := fs.String("report", "", "also write report.html and its figures into this folder")
 	ef := addEvalFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	switch {
-	case *bundle == "":
-		return fmt.Errorf("%w: --bundle is required", errUsage)
-	case *ef.history == "":
-		return fmt.Errorf("%w: --history is required", errUsage)
-	case *out == "":
-		return fmt.Errorf("%w: --out is required", errUsage)
-	}
 	b, m, err := loadBundle(*bundle)
 	if err != nil {
 		return err
 	}
-	h, opt, err := ef.options(ctx, bundleRepo(b))
+	h, opt, rows, err := ef.options(ctx, bundleRepo(b), b.Manifest.Window.To)
 	if err != nil {
 		return err
 	}
@@ -117,6 +131,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	ev.Report.Subtitle = rows + " " + ev.Report.Subtitle
 	metrics := ev.Metrics()
 	get := func(k string) float64 {
 		if v, ok := metrics[k]; ok {
@@ -128,11 +143,12 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *reportDir != "" {
-		ev.Report.Title = "sqpredict evaluation of " + filepath.Base(filepath.Clean(*bundle))
+		ev.Report.Title = "sqpredict evaluation of " + b.Manifest.Repo + " " + b.Manifest.Version
 		if err := report.Write(*reportDir, ev.Report); err != nil {
 			return err
 		}
 	}
+	fmt.Fprintf(e.stderr, "eval: %s\n", rows)
 	fmt.Fprintf(e.stderr, "eval: %s %s on %s: success auc %.4f log loss %.4f (%g rows); conflict auc %.4f log loss %.4f (%g rows); buildtime mape %.2f%% nll %.4f crps %.2f (%g rows) -> %s\n",
 		b.Manifest.Repo, b.Manifest.Version, *ef.history,
 		get("success.auc"), get("success.log_loss"), get("success.n"), get("conflict.auc"), get("conflict.log_loss"), get("conflict.n"),

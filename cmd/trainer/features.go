@@ -16,22 +16,20 @@ func init() {
 	register(command{name: "features", summary: "extract the success, conflict or build-time feature table of a history", run: runFeatures})
 }
 
-const featuresUsage = "--history DIR --task success|conflict|buildtime --out FILE.csv|.parquet|.arrow [--lenient]"
+const featuresUsage = "--history DIR --task success|conflict|buildtime --out FILE.csv|.parquet|.arrow [--lenient]\n\n" +
+	"Columns: the features in schema order, the label (label, or target in seconds for buildtime),\n" +
+	"the true_* columns of synthetic histories, then the row's ids, which are not features:\n" +
+	"change_id, ahead_change_id (conflict), build_id (buildtime; for success the build that settles\n" +
+	"the label) and submitted_at (RFC 3339 UTC)."
 
 func runFeatures(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "features", featuresUsage)
-	history := fs.String("history", "", "history folder to read (changes, builds and optional pairs tables)")
-	task := fs.String("task", "", "row kind: success, conflict or buildtime")
-	out := fs.String("out", "", "feature table to write; the extension picks the format: .csv, .parquet or .arrow")
+	history := fs.String("history", "", "history folder to read (changes, builds and optional pairs tables) (required)")
+	task := fs.String("task", "", "row kind: success, conflict or buildtime (required)")
+	out := fs.String("out", "", "feature table to write; the extension picks the format: .csv, .parquet or .arrow (required)")
 	lenient := fs.Bool("lenient", false, "skip history rows with problems (counted in the summary) instead of failing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	switch {
-	case *history == "":
-		return fmt.Errorf("%w: --history is required", errUsage)
-	case *out == "":
-		return fmt.Errorf("%w: --out is required", errUsage)
 	}
 	kind, err := features.ParseKind(*task)
 	if err != nil {
@@ -69,11 +67,51 @@ func runFeatures(ctx context.Context, e *env, args []string) error {
 	}
 	progress(e, "features: writing %d rows to %s", tb.NRows(), *out)
 	f := tb.Frame()
+	f.Columns = append(f.Columns, idColumns(tb)...)
 	if err := datasets.WriteFrame(ctx, *out, f); err != nil {
 		return err
 	}
 	printFeaturesSummary(e, h, rep, tb, len(f.Columns), *out, time.Since(t0))
 	return nil
+}
+
+// The identifying columns of a feature table, after the features, the label and the
+// truth columns: not features (fit leaves them out unless --features names them), but
+// what a row is, so that predictions and results can be joined to the history and
+// split by time.
+const (
+	colChangeID      = "change_id"       // the change of the row (the behind change of a conflict pair)
+	colAheadChangeID = "ahead_change_id" // conflict rows: the change ahead
+	colBuildID       = "build_id"        // build-time rows: the build; success rows: the build that settles the label
+	colSubmittedAt   = "submitted_at"    // the row's change's submission time, RFC 3339 UTC
+)
+
+// idColumnNames are the identifying columns a feature table may have.
+var idColumnNames = []string{colChangeID, colAheadChangeID, colBuildID, colSubmittedAt}
+
+// idColumns returns the identifying columns of tb's rows, as text.
+func idColumns(tb *features.Table) []datasets.Column {
+	n := tb.NRows()
+	text := func(name string, v func(r int) string) datasets.Column {
+		c := datasets.Column{Name: name, Strings: make([]string, n)}
+		for r := range n {
+			c.Strings[r] = v(r)
+		}
+		return c
+	}
+	cols := []datasets.Column{text(colChangeID, func(r int) string { return tb.ChangeID[r] })}
+	if tb.AheadID != nil {
+		cols = append(cols, text(colAheadChangeID, func(r int) string { return tb.AheadID[r] }))
+	}
+	if tb.BuildID != nil {
+		cols = append(cols, text(colBuildID, func(r int) string { return tb.BuildID[r] }))
+	}
+	return append(cols, text(colSubmittedAt, func(r int) string {
+		if tb.SubmittedAt[r].IsZero() {
+			return ""
+		}
+		return tb.SubmittedAt[r].UTC().Format(time.RFC3339Nano)
+	}))
 }
 
 // progress writes one stage line to e.stderr when it is a terminal.
@@ -124,6 +162,6 @@ func printFeaturesSummary(e *env, h *datasets.History, rep *datasets.Report, tb 
 			}
 		}
 	}
-	e.log.Info("features written", "task", kind.String(), "out", out, "considered", tb.Considered,
+	e.summaryLog("features written", "task", kind.String(), "out", out, "considered", tb.Considered,
 		"rows", tb.NRows(), "skipped", tb.Considered-tb.NRows(), "schema_hash", tb.Schema.Hash())
 }

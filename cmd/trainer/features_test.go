@@ -6,12 +6,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sqpredict/sqpredict/datasets"
 	"github.com/sqpredict/sqpredict/datasets/synth"
 	"github.com/sqpredict/sqpredict/features"
+	"github.com/sqpredict/sqpredict/models/logistic"
 )
 
 // featuresHistory writes a small synthetic history (with truth columns) to a temporary
@@ -66,6 +69,14 @@ func TestFeaturesCommand(t *testing.T) {
 			}
 			names := append(want.Schema.Names, kind.LabelName())
 			names = append(names, truth[task]...)
+			// Issue 15 item 13: the row ids after them, not features.
+			ids := map[string][]string{
+				"success":   {"change_id", "build_id", "submitted_at"},
+				"conflict":  {"change_id", "ahead_change_id", "submitted_at"},
+				"buildtime": {"change_id", "build_id", "submitted_at"},
+			}[task]
+			nData := len(names)
+			names = append(names, ids...)
 			if len(f.Columns) != len(names) {
 				t.Fatalf("%s: %d columns, want %d", out, len(f.Columns), len(names))
 			}
@@ -77,11 +88,23 @@ func TestFeaturesCommand(t *testing.T) {
 				if f.Columns[j].Name != n {
 					t.Fatalf("%s: column %d = %s, want %s", out, j, f.Columns[j].Name, n)
 				}
+				if j >= nData {
+					continue
+				}
 				for r, v := range f.Columns[j].Floats {
 					w := wf.Columns[j].Floats[r]
 					if v != w && !(math.IsNaN(v) && math.IsNaN(w)) {
 						t.Fatalf("%s: row %d %s = %v, want %v", out, r, n, v, w)
 					}
+				}
+			}
+			idCol := func(name string) []string {
+				return f.Columns[slices.IndexFunc(f.Columns, func(c datasets.Column) bool { return c.Name == name })].Strings
+			}
+			cid, sub := idCol("change_id"), idCol("submitted_at")
+			for r := range want.NRows() {
+				if cid[r] != want.ChangeID[r] || sub[r] != want.SubmittedAt[r].UTC().Format(time.RFC3339Nano) {
+					t.Fatalf("%s: row %d ids %s %s, want %s %s", out, r, cid[r], sub[r], want.ChangeID[r], want.SubmittedAt[r])
 				}
 			}
 		}
@@ -168,8 +191,57 @@ func TestFeaturesEmptyConflict(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.NRows() != 0 || len(f.Columns) != features.NConflict+1 {
-			t.Errorf("%s: %d rows x %d columns, want 0 x %d", out, f.NRows(), len(f.Columns), features.NConflict+1)
+		if f.NRows() != 0 || len(f.Columns) != features.NConflict+4 {
+			t.Errorf("%s: %d rows x %d columns, want 0 x %d (features, label, 3 ids)", out, f.NRows(), len(f.Columns), features.NConflict+4)
 		}
+	}
+}
+
+// TestFeaturesFitPredictIDs is issue 15 item 13: the README's features -> fit -> predict
+// route leaves the row ids out of the features, and predict --id passes them through so
+// that predictions join back to the history.
+func TestFeaturesFitPredictIDs(t *testing.T) {
+	dir := featuresHistory(t)
+	tmp := t.TempDir()
+	table, model, preds := filepath.Join(tmp, "s.csv"), filepath.Join(tmp, "s.json"), filepath.Join(tmp, "p.csv")
+	for _, args := range [][]string{
+		{"features", "--history", dir, "--task", "success", "--out", table},
+		{"fit", "--algo", "logistic", "--train", table, "--target", "label", "--model", model},
+		{"predict", "--model", model, "--data", table, "--id", "change_id,submitted_at", "--out", preds},
+	} {
+		if _, stderr, err := runCmd(t, args...); err != nil {
+			t.Fatalf("trainer %s: %v\n%s", strings.Join(args, " "), err, stderr)
+		}
+	}
+	m, err := logistic.LoadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range m.FeatureNames() {
+		if slices.Contains(idColumnNames, n) {
+			t.Errorf("fit used the row id %s as a feature", n)
+		}
+	}
+	in, err := datasets.ReadFrame(context.Background(), table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := datasets.ReadFrame(context.Background(), preds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range out.Columns {
+		got = append(got, c.Name)
+	}
+	if !slices.Equal(got, []string{"change_id", "submitted_at", "p", "raw"}) {
+		t.Fatalf("predict --id columns = %v, want change_id, submitted_at, p, raw", got)
+	}
+	if !slices.Equal(out.Columns[0].Strings, in.Columns[in.Index("change_id")].Strings) || out.NRows() != in.NRows() {
+		t.Errorf("predict --id change_id does not copy the input's ids in order")
+	}
+	if _, _, err := runCmd(t, "predict", "--model", model, "--data", table, "--id", "chnage_id", "--out", preds); err == nil ||
+		!strings.Contains(err.Error(), "did you mean change_id?") {
+		t.Errorf("predict --id chnage_id = %v, want an error suggesting change_id", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/sqpredict/sqpredict/datasets"
 	"github.com/sqpredict/sqpredict/datasets/columnar"
 	"github.com/sqpredict/sqpredict/eval"
 )
@@ -55,16 +56,16 @@ func runFit(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
-	algo := fs.String("algo", "", "model kind: "+strings.Join(fitterNames(), ", "))
-	train := fs.String("train", "", "training table (.csv or .parquet)")
-	target := fs.String("target", "", "target column")
+	algo := fs.String("algo", "", "model kind: "+strings.Join(fitterNames(), ", ")+" (required)")
+	train := fs.String("train", "", "training table (.csv or .parquet; - reads CSV from standard input) (required)")
+	target := fs.String("target", "", "target column (required)")
 	valid := fs.String("valid", "", "optional validation table, scored with the model's metrics")
-	model := fs.String("model", "", "model file to write")
+	model := fs.String("model", "", "model file to write (required)")
 	features := &listFlag{split: true}
 	drop := &listFlag{split: true}
 	categorical := &listFlag{split: true}
 	paramArgs := &listFlag{}
-	fs.Var(features, "features", "comma-separated feature columns (default: every column but the target and the true_* truth columns)")
+	fs.Var(features, "features", "comma-separated feature columns (default: every column but the target, the true_* truth columns and the row ids change_id, ahead_change_id, build_id, submitted_at)")
 	fs.Var(drop, "drop", "comma-separated columns to leave out")
 	fs.Var(categorical, "categorical", "string column to one-hot encode (repeatable or comma-separated)")
 	fs.Var(paramArgs, "param", "algorithm parameter key=value (repeatable; see the list below)")
@@ -72,14 +73,6 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	switch {
-	case *algo == "":
-		return fmt.Errorf("%w: --algo is required (one of %s)", errUsage, strings.Join(fitterNames(), ", "))
-	case *train == "":
-		return fmt.Errorf("%w: --train is required", errUsage)
-	case *target == "":
-		return fmt.Errorf("%w: --target is required", errUsage)
-	case *model == "":
-		return fmt.Errorf("%w: --model is required", errUsage)
 	case len(features.values) > 0 && len(drop.values) > 0:
 		return fmt.Errorf("%w: --features and --drop exclude each other", errUsage)
 	}
@@ -92,6 +85,12 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
+	trainPath, cleanup, err := openInput(e, *train, "csv")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	*train = trainPath
 	header, err := columnar.Header(*train)
 	if err != nil {
 		return err
@@ -101,7 +100,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(truth) > 0 {
-		fmt.Fprintf(e.stderr, "fit: left out the truth columns %s (name them in --features to use them)\n", strings.Join(truth, ", "))
+		fmt.Fprintf(e.stderr, "fit: left out the truth columns and row ids %s (name them in --features to use them)\n", strings.Join(truth, ", "))
 	}
 	opt := columnar.Options{Columns: append(slices.Clone(cols), *target)}
 	tr, err := columnar.Read(ctx, *train, opt)
@@ -154,16 +153,17 @@ const truthPrefix = "true_"
 
 // chooseColumns returns the feature columns of a training table with the given header
 // (read from path): --features in their order, or every column but the target, the
-// --drop columns and the truth columns (truthPrefix, returned as truth).
+// --drop columns, the truth columns (truthPrefix) and the id columns of a feature table
+// (idColumnNames), the last two returned as truth: left out.
 func chooseColumns(header []string, path, target string, keep, drop, categorical []string) (cols, truth []string, err error) {
 	if !slices.Contains(header, target) {
-		return nil, nil, fmt.Errorf("%s: no target column %q (%s)", path, target, columnList(header))
+		return nil, nil, fmt.Errorf("%s: no target column %q%s (%s)", path, target, hint(target, header), columnList(header))
 	}
 	if len(keep) > 0 {
 		for _, c := range keep {
 			switch {
 			case !slices.Contains(header, c):
-				return nil, nil, fmt.Errorf("%s: no column %q (--features; %s)", path, c, columnList(header))
+				return nil, nil, fmt.Errorf("%s: no column %q%s (--features; %s)", path, c, hint(c, header), columnList(header))
 			case c == target:
 				return nil, nil, fmt.Errorf("%w: --features lists the target column %q", errUsage, c)
 			case slices.Contains(cols, c):
@@ -174,13 +174,13 @@ func chooseColumns(header []string, path, target string, keep, drop, categorical
 	} else {
 		for _, c := range drop {
 			if !slices.Contains(header, c) {
-				return nil, nil, fmt.Errorf("%s: no column %q (--drop; %s)", path, c, columnList(header))
+				return nil, nil, fmt.Errorf("%s: no column %q%s (--drop; %s)", path, c, hint(c, header), columnList(header))
 			}
 		}
 		for _, c := range header {
 			switch {
 			case c == target || slices.Contains(drop, c):
-			case strings.HasPrefix(c, truthPrefix):
+			case strings.HasPrefix(c, truthPrefix) || slices.Contains(idColumnNames, c):
 				truth = append(truth, c)
 			default:
 				cols = append(cols, c)
@@ -235,6 +235,15 @@ func featureNames(tb *columnar.Table, cols, categorical []string) ([]string, err
 }
 
 // columnList lists the first names of a header for an error message.
+// hint returns " (did you mean X?)" when a column of header is a likely misspelling of
+// name (datasets.ClosestColumn), else "".
+func hint(name string, header []string) string {
+	if c, ok := datasets.ClosestColumn(name, header); ok && c != name {
+		return " (did you mean " + c + "?)"
+	}
+	return ""
+}
+
 func columnList(header []string) string {
 	const show = 12
 	s := "columns: " + strings.Join(header[:min(len(header), show)], ", ")
@@ -283,7 +292,7 @@ func neededColumns(path string, header, names []string) ([]string, error) {
 		}
 		c, _, ok := oneHotSource(header, name)
 		if !ok {
-			return nil, fmt.Errorf("%s: missing column %q", path, name)
+			return nil, fmt.Errorf("%s: missing column %q%s", path, name, hint(name, header))
 		}
 		add(c)
 	}

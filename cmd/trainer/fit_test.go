@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -161,5 +163,87 @@ func TestFitLeavesOutTruthColumns(t *testing.T) {
 				t.Errorf("stderr does not list true_p_success, true_mu_s:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// TestFitPredictMistypedColumns is issue 15 item 4: a mistyped --target, --features or
+// --drop column, and a model feature missing from predict's data, name the column meant.
+func TestFitPredictMistypedColumns(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("lines_added,hunks,landed\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "%d,%d,%d\n", i%10, i%7, (i/3+i%10)%2)
+	}
+	train := writeFile(t, "train.csv", b.String())
+	model := filepath.Join(t.TempDir(), "model.json")
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		want  string
+	}{
+		{"target", []string{"--target", "landd"}, "did you mean landed?"},
+		{"features", []string{"--target", "landed", "--features", "lines_addded"}, "did you mean lines_added?"},
+		{"drop", []string{"--target", "landed", "--drop", "hunk"}, "did you mean hunks?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"fit", "--algo", "logistic", "--train", train, "--model", model}, tc.extra...)
+			if _, _, err := runCmd(t, args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("trainer %s = %v, want an error saying %q", strings.Join(args, " "), err, tc.want)
+			}
+		})
+	}
+	if _, stderr, err := runCmd(t, "fit", "--algo", "logistic", "--train", train, "--target", "landed", "--model", model); err != nil {
+		t.Fatalf("fit: %v\n%s", err, stderr)
+	}
+	data := writeFile(t, "data.csv", strings.Replace(b.String(), "lines_added", "lines_addd", 1))
+	out := filepath.Join(t.TempDir(), "p.csv")
+	if _, _, err := runCmd(t, "predict", "--model", model, "--data", data, "--out", out); err == nil || !strings.Contains(err.Error(), "did you mean lines_addd?") {
+		t.Errorf("predict with a misspelled column = %v, want an error suggesting lines_addd", err)
+	}
+}
+
+// TestFitPredictStdin is issue 15 item 14: fit --train - and predict --data - read CSV
+// from standard input and give what the same file gives.
+func TestFitPredictStdin(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("lines_added,hunks,landed\n")
+	for i := range 40 {
+		fmt.Fprintf(&b, "%d,%d,%d\n", i%10, i%7, (i/3+i%10)%2)
+	}
+	csv := b.String()
+	train := writeFile(t, "train.csv", csv)
+	dir := t.TempDir()
+	fromFile, fromStdin := filepath.Join(dir, "file.json"), filepath.Join(dir, "stdin.json")
+	if _, _, err := runCmd(t, "fit", "--algo", "logistic", "--train", train, "--target", "landed", "--model", fromFile); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) {
+		t.Helper()
+		e := &env{stdin: strings.NewReader(csv), stdout: io.Discard, stderr: io.Discard, log: slog.New(slog.DiscardHandler)}
+		if err := runMain(context.Background(), e, args); err != nil {
+			t.Fatalf("trainer %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	run("fit", "--algo", "logistic", "--train", "-", "--target", "landed", "--model", fromStdin)
+	a, err := os.ReadFile(fromFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb, err := os.ReadFile(fromStdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(bb) {
+		t.Error("the model fitted from standard input differs from the one fitted from the file")
+	}
+	pFile, pStdin := filepath.Join(dir, "p1.csv"), filepath.Join(dir, "p2.csv")
+	if _, _, err := runCmd(t, "predict", "--model", fromFile, "--data", train, "--out", pFile); err != nil {
+		t.Fatal(err)
+	}
+	run("predict", "--model", fromFile, "--data", "-", "--out", pStdin)
+	a, _ = os.ReadFile(pFile)
+	bb, _ = os.ReadFile(pStdin)
+	if len(a) == 0 || string(a) != string(bb) {
+		t.Errorf("predictions from standard input differ from those of the file:\n%s\n%s", a, bb)
 	}
 }

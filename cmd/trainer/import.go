@@ -16,15 +16,12 @@ const importUsage = "--source travistorrent|buildfast --in PATH --out DIR [--for
 
 func runImport(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "import", importUsage)
-	source := fs.String("source", "", "source data set: travistorrent or buildfast")
-	in := fs.String("in", "", "source file (travistorrent builds.csv) or, for buildfast, a file or the folder of CSVs")
+	source := fs.String("source", "", "source data set: travistorrent or buildfast (required)")
+	in := fs.String("in", "", "source file (travistorrent builds.csv) or, for buildfast, a file or the folder of CSVs (required)")
 	dst := addHistoryOutFlags(fs)
 	derive := fs.Bool("derive-times", false, "buildfast: derive submitted/started/finished times from time_interval (see datasets/IMPORT.md); off, they stay missing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if *in == "" {
-		return fmt.Errorf("%w: --in is required", errUsage)
 	}
 	out := dst.dir
 	f, err := dst.parse()
@@ -60,7 +57,7 @@ func runImport(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprint(e.stdout, rep.String())
 	fmt.Fprintf(e.stdout, "wrote %s (%v)\n", *out, f)
-	e.log.Info("imported history", "source", *source, "in", *in, "out", *out, "rows", rep.RowsRead,
+	e.summaryLog("imported history", "source", *source, "in", *in, "out", *out, "rows", rep.RowsRead,
 		"merged", rep.Merged, "changes", rep.Changes, "builds", rep.Builds, "skipped", rep.NSkipped(),
 		"took", time.Since(t0).Round(time.Millisecond))
 	return nil

@@ -39,7 +39,11 @@ var registryVerbs = map[string]bool{
 
 func runRegistry(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintf(e.stderr, "usage: trainer registry %s\n", registryUsage)
+		// The usage with the flags every verb takes.
+		fs := newFlagSet(e, "registry", registryUsage)
+		fs.String("registry", "", "registry folder (required)")
+		fs.String("repo", "", "repository name (required)")
+		fs.Usage()
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			return nil
 		}

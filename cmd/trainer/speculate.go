@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -23,14 +24,20 @@ var jsonOut = protojson.MarshalOptions{Multiline: true, Indent: "  ", UseProtoNa
 
 func runSpeculate(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "speculate", "--in request.json")
-	in := fs.String("in", "", "`file` holding a sqpredict.v1.SpeculationRequest in protojson")
+	in := fs.String("in", "", "`file` holding a sqpredict.v1.SpeculationRequest in protojson; - reads standard input (required)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *in == "" {
-		return fmt.Errorf("%w: --in is required", errUsage)
+	var data []byte
+	var err error
+	if *in == "-" {
+		if e.stdin == nil {
+			return fmt.Errorf("%w: --in - reads standard input, which this run does not have", errUsage)
+		}
+		data, err = io.ReadAll(e.stdin)
+	} else {
+		data, err = os.ReadFile(*in)
 	}
-	data, err := os.ReadFile(*in)
 	if err != nil {
 		return err
 	}

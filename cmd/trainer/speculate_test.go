@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,5 +84,28 @@ func TestSpeculateErrors(t *testing.T) {
 	}
 	if _, _, err := runCmd(t, "speculate", "--in", write("c.json", `{"changes": 3}`)); err == nil {
 		t.Error("speculate accepted malformed JSON")
+	}
+}
+
+// TestSpeculateStdin is issue 15 item 14: --in - reads the request from standard input
+// and answers as for the file.
+func TestSpeculateStdin(t *testing.T) {
+	path := filepath.Join("testdata", "speculate_request.json")
+	want, _, err := runCmd(t, "speculate", "--in", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out bytes.Buffer
+	e := &env{stdin: f, stdout: &out, stderr: io.Discard, log: slog.New(slog.DiscardHandler)}
+	if err := runMain(context.Background(), e, []string{"speculate", "--in", "-"}); err != nil {
+		t.Fatalf("speculate --in -: %v", err)
+	}
+	if out.String() != want {
+		t.Errorf("speculate --in - printed\n%s\nwant\n%s", out.String(), want)
 	}
 }

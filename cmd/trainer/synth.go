@@ -28,12 +28,9 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 	repo := fs.String("repo", "", "repo column value (default: the profile name)")
 	noCulprit := fs.Bool("no-culprit-finding", false, "leave out the builds that find the culprits of a rejection (see go doc synth.Simulate)")
 	format := fs.String("format", "parquet", "output format: parquet, arrow or csv")
-	out := fs.String("out", "", "history folder to write")
+	out := fs.String("out", "", "history folder to write (required)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if *out == "" {
-		return fmt.Errorf("%w: --out is required", errUsage)
 	}
 	f, err := datasets.ParseFormat(*format)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"slices"
@@ -18,13 +19,13 @@ func init() {
 	register(command{name: "train", summary: "train, evaluate and publish a model bundle from a history", run: runTrain})
 }
 
-const trainUsage = "--history DIR --registry REG [--repo NAME] [--as-of T] [--window 90d] [--challengers gbm-success,gbm-conflict,ngboost-lognormal] [--baseline-gate refuse|serve|off] [--config trainer.json] [--lenient]"
+const trainUsage = "--history DIR --registry REG [--repo NAME] [--as-of latest|now|T] [--window 90d] [--challengers gbm-success,gbm-conflict,ngboost-lognormal] [--baseline-gate refuse|serve|off] [--allow-missing-features] [--allow-partial] [--config trainer.json] [--lenient]"
 
 // trainFlags are the flags train and schedule share: they fill a training.Config on top
 // of the --config file.
 type trainFlags struct {
 	history, registry, repo, asOf, window, challengers, config, baselineGate *string
-	lenient                                                                  *bool
+	lenient, allowMissing, allowPartial                                      *bool
 }
 
 func addTrainFlags(fs interface {
@@ -32,61 +33,70 @@ func addTrainFlags(fs interface {
 	Bool(name string, value bool, usage string) *bool
 }) *trainFlags {
 	return &trainFlags{
-		history:     fs.String("history", "", "history folder to train on"),
-		registry:    fs.String("registry", "", "registry folder to publish into (created if missing)"),
-		repo:        fs.String("repo", "", "repository to train (default: the only one of the history)"),
-		asOf:        fs.String("as-of", "", "end of the training window, RFC 3339 (default: now)"),
+		history:  fs.String("history", "", "history folder to train on (required)"),
+		registry: fs.String("registry", "", "registry folder to publish into (created if missing) (required)"),
+		repo:     fs.String("repo", "", "repository to train (default: the only one of the history)"),
+		asOf: fs.String("as-of", "", "end of the training window: latest (the last submission in the history; the default unless --config sets as_of), "+
+			"now, or an RFC 3339 time"),
 		window:      fs.String("window", "", "length of the window before --as-of: 90d, 2160h (default 90d)"),
 		challengers: fs.String("challengers", "", "comma-separated challengers to train too: gbm-success, gbm-conflict, ngboost-lognormal"),
 		config:      fs.String("config", "", "JSON training config (training.Config); flags override its fields"),
 		baselineGate: fs.String("baseline-gate", "", "when a champion does not beat the best baseline on the holdout: refuse the bundle (default), "+
 			"serve the baseline in its place, or off (publish anyway)"),
 		lenient: fs.Bool("lenient", false, "skip history rows with problems instead of failing"),
+		allowMissing: fs.Bool("allow-missing-features", false, "train even when a feature is missing in every training row "+
+			"(imported histories without affected targets need it; otherwise check the column names with trainer validate)"),
+		allowPartial: fs.Bool("allow-partial", false, "leave out a model whose table has no rows or one class (real histories without durations "+
+			"or pairs) instead of failing; such a bundle is evaluated but a scorer cannot serve it"),
 	}
 }
 
-// trainingConfig returns the config of the --config file with the flags applied.
-func (f *trainFlags) trainingConfig(e *env) (training.Config, error) {
-	var cfg training.Config
-	var err error
+// trainingConfig returns the config of the --config file with the flags applied, and
+// whether the window ends at the history's last submission (--as-of latest, the default
+// when neither the flag nor the file sets the end), which each run resolves with
+// training.LatestSubmission on the history it reads.
+func (f *trainFlags) trainingConfig(e *env) (cfg training.Config, latest bool, err error) {
 	if *f.config != "" {
 		if cfg, err = training.LoadConfig(*f.config); err != nil {
-			return cfg, err
+			return cfg, false, err
 		}
 	}
 	if *f.repo != "" {
 		cfg.Repo = *f.repo
 	}
-	if *f.asOf != "" {
+	switch *f.asOf {
+	case "":
+		latest = cfg.AsOf.IsZero()
+	case "latest":
+		latest = true
+	case "now":
+		cfg.AsOf = time.Now().UTC()
+	default:
 		if cfg.AsOf, err = time.Parse(time.RFC3339, *f.asOf); err != nil {
-			return cfg, fmt.Errorf("%w: --as-of: %w", errUsage, err)
+			return cfg, false, fmt.Errorf("%w: --as-of is latest, now or an RFC 3339 time: %w", errUsage, err)
 		}
 	}
 	if *f.window != "" {
 		if cfg.Window, err = training.ParseDuration(*f.window); err != nil {
-			return cfg, fmt.Errorf("%w: --window: %w", errUsage, err)
+			return cfg, false, fmt.Errorf("%w: --window: %w", errUsage, err)
 		}
 	}
 	if *f.challengers != "" {
 		if cfg.Challengers, err = training.ParseChallengers(*f.challengers); err != nil {
-			return cfg, fmt.Errorf("%w: --challengers: %w", errUsage, err)
+			return cfg, false, fmt.Errorf("%w: --challengers: %w", errUsage, err)
 		}
 	}
 	if *f.baselineGate != "" {
 		cfg.BaselineGate = *f.baselineGate
 	}
-	cfg.Log = e.log
-	return cfg, nil
-}
-
-func (f *trainFlags) check() error {
-	switch {
-	case *f.history == "":
-		return fmt.Errorf("%w: --history is required", errUsage)
-	case *f.registry == "":
-		return fmt.Errorf("%w: --registry is required", errUsage)
+	if *f.allowMissing {
+		cfg.AllowMissingFeatures = true
 	}
-	return nil
+	if *f.allowPartial {
+		cfg.AllowPartial = true
+	}
+	cfg.Log = e.log
+	return cfg, latest, nil
 }
 
 func runTrain(ctx context.Context, e *env, args []string) error {
@@ -95,10 +105,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := f.check(); err != nil {
-		return err
-	}
-	cfg, err := f.trainingConfig(e)
+	cfg, latest, err := f.trainingConfig(e)
 	if err != nil {
 		return err
 	}
@@ -106,11 +113,20 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if latest {
+		if cfg.AsOf, err = training.LatestSubmission(h, cfg.Repo); err != nil {
+			return fmt.Errorf("--as-of latest: %w", err)
+		}
+	}
 	reg, err := registry.Open(*f.registry)
 	if err != nil {
 		return err
 	}
-	version, err := trainAndPublish(ctx, e, h, reg, cfg)
+	data, err := datasets.Fingerprint(*f.history)
+	if err != nil {
+		return err
+	}
+	version, err := trainAndPublish(ctx, e, h, data, reg, cfg)
 	if err != nil {
 		return err
 	}
@@ -119,13 +135,19 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 }
 
 // trainAndPublish is the job of train and of every scheduled run: train one repository
-// and publish the bundle, with the table of stages on stderr.
-func trainAndPublish(ctx context.Context, e *env, h *datasets.History, reg *registry.Registry, cfg training.Config) (string, error) {
+// and publish the bundle, with the table of stages on stderr. data is the history's
+// datasets.Fingerprint, recorded with the config in the manifest.
+func trainAndPublish(ctx context.Context, e *env, h *datasets.History, data string, reg *registry.Registry, cfg training.Config) (string, error) {
+	fp, err := training.InputFingerprint(data, cfg)
+	if err != nil {
+		return "", err
+	}
 	t0 := time.Now()
 	res, err := training.Train(ctx, h, cfg)
 	if err != nil {
 		return "", err
 	}
+	res.InputFingerprint = fp
 	t1 := time.Now()
 	version, err := training.Publish(ctx, reg, res)
 	publish := time.Since(t1)
@@ -136,9 +158,31 @@ func trainAndPublish(ctx context.Context, e *env, h *datasets.History, reg *regi
 	return version, nil
 }
 
-// printStages writes the stage table of a run and the headline metrics to e.stderr.
+// printStages writes the stage table of a run and the headline metrics to e.stderr, or
+// with --log-format json logs them as one record.
 func printStages(e *env, res *training.Result, publish, total time.Duration) {
+	if e.jsonLog {
+		stages := make([]any, 0, len(res.Stages)+2)
+		for _, s := range res.Stages {
+			stages = append(stages, slog.Float64(s.Name, s.Duration.Seconds()))
+		}
+		stages = append(stages, slog.Float64("publish", publish.Seconds()), slog.Float64("total", total.Seconds()))
+		metrics := make([]any, 0, 8)
+		all := res.Metrics()
+		for _, k := range []string{"success.auc", "success.log_loss", "conflict.auc", "conflict.log_loss", "buildtime.mape", "buildtime.nll", "buildtime.crps"} {
+			if v, ok := all[k]; ok && !math.IsNaN(v) {
+				metrics = append(metrics, slog.Float64(k, v))
+			}
+		}
+		e.log.Info("trained", "repo", res.Repo, "from", res.Window.From, "to", res.Window.To, "holdout_from", res.Cut,
+			"rows", res.Rows, "train_rows", res.TrainRows, "warnings", res.Warnings,
+			slog.Group("seconds", stages...), slog.Group("holdout", metrics...))
+		return
+	}
 	var b strings.Builder
+	for _, w := range res.Warnings {
+		fmt.Fprintf(&b, "WARNING: %s\n", w)
+	}
 	fmt.Fprintf(&b, "train: %s, window %s to %s, holdout from %s\n", res.Repo,
 		res.Window.From.Format(time.RFC3339), res.Window.To.Format(time.RFC3339), res.Cut.Format(time.RFC3339))
 	fmt.Fprintf(&b, "  %-40s %10s\n", "stage", "seconds")

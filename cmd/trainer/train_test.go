@@ -43,12 +43,18 @@ const (
 )
 
 // fastConfig writes a config with few NGBoost iterations, to keep the tests short, and
-// the baseline gate off: on the 3-day history the build-time champion's holdout NLL
-// against the repo-lognormal baseline depends on the draw (it loses since issue 13
-// changed the conflict truth), which is not what these tests check.
+// fastConfig writes a config with few NGBoost iterations, to keep the tests short, the
+// baseline gate off (on the 3-day history the build-time champion's holdout NLL against the
+// repo-lognormal baseline depends on the draw, which is not what these tests check), and
+// the default gates less conflict.auc unless extra sets "gates": the test history's
+// holdout may hold no conflict, so that AUC can be NaN, which fails its gate.
 func fastConfig(t *testing.T, extra string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "trainer.json")
+	if !strings.Contains(extra, `"gates"`) {
+		extra += `, "gates": {"success.log_loss": {"max_rel": 0.02}, "success.auc": {"max_abs": 0.02}, "conflict.log_loss": {"max_rel": 0.05},
+			"buildtime.crps": {"max_rel": 0.05}, "buildtime.nll": {"max_abs": 0.05}}`
+	}
 	js := `{"buildtime": {"n_estimators": 60, "learning_rate": 0.1}, "baseline_gate": "off"` + extra + `}`
 	if err := os.WriteFile(path, []byte(js), 0o644); err != nil {
 		t.Fatal(err)
@@ -111,7 +117,7 @@ func TestTrainEvalCompare(t *testing.T) {
 
 	metrics := filepath.Join(t.TempDir(), "metrics.json")
 	rep := filepath.Join(t.TempDir(), "report")
-	if _, stderr, err := runCmd(t, "eval", "--bundle", dirB, "--history", hist, "--from", testSplit, "--out", metrics, "--report", rep); err != nil {
+	if _, stderr, err := runCmd(t, "eval", "--bundle", dirB, "--history", hist, "--from", testSplit, "--in-sample", "--out", metrics, "--report", rep); err != nil {
 		t.Fatalf("eval: %v\n%s", err, stderr)
 	}
 	var m map[string]*float64
@@ -127,12 +133,14 @@ func TestTrainEvalCompare(t *testing.T) {
 			t.Errorf("eval metrics.json lacks %s", k)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(rep, "report.html")); err != nil {
+	if html, err := os.ReadFile(filepath.Join(rep, "report.html")); err != nil {
 		t.Errorf("eval --report: %v", err)
+	} else if !strings.Contains(string(html), "IN-SAMPLE") {
+		t.Error("eval --in-sample: the report does not say the scores are in-sample")
 	}
 
 	cmpDir := filepath.Join(t.TempDir(), "cmp")
-	out, stderr, err = runCmd(t, "compare", "--a", dirA, "--b", dirB, "--history", hist, "--from", testSplit, "--out", cmpDir, "--resamples", "200")
+	out, stderr, err = runCmd(t, "compare", "--a", dirA, "--b", dirB, "--history", hist, "--from", testSplit, "--in-sample", "--out", cmpDir, "--resamples", "200")
 	if err != nil {
 		t.Fatalf("compare: %v\n%s", err, stderr)
 	}
@@ -243,4 +251,169 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestTrainDefaultAsOf trains without --as-of (issue 15 item 7): the window ends at the
+// history's last submission, not at the wall clock, so a synthetic history from the past
+// trains.
+func TestTrainDefaultAsOf(t *testing.T) {
+	hist := trainHistory(t)
+	h, _, err := datasets.ReadHistory(context.Background(), hist, datasets.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last time.Time
+	for _, c := range h.Changes {
+		if c.SubmittedAt.After(last) {
+			last = c.SubmittedAt
+		}
+	}
+	reg := filepath.Join(t.TempDir(), "reg")
+	_, stderr, err := runCmd(t, "train", "--history", hist, "--registry", reg, "--window", testWindow, "--baseline-gate", "off", "--config", fastConfig(t, ""))
+	if err != nil {
+		t.Fatalf("train without --as-of: %v\n%s", err, stderr)
+	}
+	if want := "to " + last.UTC().Format(time.RFC3339) + ","; !strings.Contains(stderr, want) {
+		t.Errorf("train without --as-of: stderr lacks the window end %q:\n%s", want, stderr)
+	}
+	if strings.Contains(stderr, "WARNING") {
+		t.Errorf("train as of the latest submission warns:\n%s", stderr)
+	}
+	// A window ending long after the history warns loudly.
+	stale := last.AddDate(0, 0, 10).Format(time.RFC3339)
+	_, stderr, err = runCmd(t, "train", "--history", hist, "--registry", reg, "--as-of", stale, "--window", "30d", "--baseline-gate", "off", "--config", fastConfig(t, `, "gates": {}`))
+	if err != nil {
+		t.Fatalf("train --as-of %s: %v\n%s", stale, err, stderr)
+	}
+	if !strings.Contains(stderr, "WARNING: the history's newest change") {
+		t.Errorf("train 10 days after the history's end does not warn:\n%s", stderr)
+	}
+}
+
+// TestEvalOutOfSample checks that eval and compare score only the rows after the
+// bundle's window end by default (issue 15 item 2): the default equals --from at the
+// window end, --in-sample scores more rows, and an earlier --from without --in-sample is
+// refused.
+func TestEvalOutOfSample(t *testing.T) {
+	hist := trainHistory(t)
+	reg := filepath.Join(t.TempDir(), "reg")
+	out, stderr, err := runCmd(t, "train", "--history", hist, "--registry", reg, "--as-of", testSplit, "--window", testWindow,
+		"--baseline-gate", "off", "--config", fastConfig(t, `, "gates": {}`))
+	if err != nil {
+		t.Fatalf("train: %v\n%s", err, stderr)
+	}
+	dir := filepath.Join(reg, "go", "versions", lastLine(out))
+	read := func(path string) map[string]*float64 {
+		t.Helper()
+		var m map[string]*float64
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	tmp := t.TempDir()
+	def, from, in := filepath.Join(tmp, "default.json"), filepath.Join(tmp, "from.json"), filepath.Join(tmp, "in.json")
+	rep := filepath.Join(tmp, "report")
+	if _, stderr, err := runCmd(t, "eval", "--bundle", dir, "--history", hist, "--out", def, "--report", rep); err != nil {
+		t.Fatalf("eval: %v\n%s", err, stderr)
+	} else if !strings.Contains(stderr, "Out-of-sample: rows submitted from the bundle's window end "+testSplit) {
+		t.Errorf("eval does not say which rows it scored:\n%s", stderr)
+	}
+	if html, err := os.ReadFile(filepath.Join(rep, "report.html")); err != nil || !strings.Contains(string(html), "Out-of-sample") {
+		t.Errorf("eval report does not say the rows are out-of-sample (%v)", err)
+	}
+	if _, stderr, err := runCmd(t, "eval", "--bundle", dir, "--history", hist, "--from", testSplit, "--out", from); err != nil {
+		t.Fatalf("eval --from: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := runCmd(t, "eval", "--bundle", dir, "--history", hist, "--in-sample", "--out", in); err != nil {
+		t.Fatalf("eval --in-sample: %v\n%s", err, stderr)
+	}
+	md, mf, mi := read(def), read(from), read(in)
+	if md["success.n"] == nil || mf["success.n"] == nil || *md["success.n"] != *mf["success.n"] || *md["success.log_loss"] != *mf["success.log_loss"] {
+		t.Errorf("default eval success n %v log loss %v, want those of --from the window end: %v %v",
+			md["success.n"], md["success.log_loss"], mf["success.n"], mf["success.log_loss"])
+	}
+	if !(*mi["success.n"] > *md["success.n"]) {
+		t.Errorf("--in-sample scored %v success rows, the default %v: want more", *mi["success.n"], *md["success.n"])
+	}
+	early := "2026-01-06T00:00:00Z"
+	if _, _, err := runCmd(t, "eval", "--bundle", dir, "--history", hist, "--from", early, "--out", from); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--in-sample") {
+		t.Errorf("eval --from inside the window = %v, want a usage error naming --in-sample", err)
+	}
+	cmp := filepath.Join(tmp, "cmp")
+	if _, stderr, err := runCmd(t, "compare", "--a", dir, "--b", dir, "--history", hist, "--out", cmp, "--resamples", "50"); err != nil {
+		t.Fatalf("compare: %v\n%s", err, stderr)
+	} else if !strings.Contains(stderr, "Out-of-sample") {
+		t.Errorf("compare does not say which rows it scored:\n%s", stderr)
+	}
+}
+
+// cancelOn is a writer that cancels a context once what was written contains marker, so
+// that a schedule started with --run-now stops after its first run without a timer.
+type cancelOn struct {
+	syncBuffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	n, err := c.syncBuffer.Write(p)
+	if strings.Contains(c.String(), c.marker) {
+		c.cancel()
+	}
+	return n, err
+}
+
+// TestScheduleRunNow is issue 15 item 8: schedule checks its inputs at start, --run-now
+// trains at once (with --as-of latest, the default), and a run on the same history and
+// config skips publishing.
+func TestScheduleRunNow(t *testing.T) {
+	hist := trainHistory(t)
+	reg := filepath.Join(t.TempDir(), "reg")
+	cfg := fastConfig(t, `, "gates": {}, "baseline_gate": "off"`)
+	run := func(marker string, onStderr bool) (stdout, stderr string) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		out, errb := &cancelOn{marker: marker, cancel: cancel}, &cancelOn{marker: marker, cancel: cancel}
+		if onStderr {
+			out.marker = "\x00never"
+		} else {
+			errb.marker = "\x00never"
+		}
+		e := &env{stdout: out, stderr: errb, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		// A weekly spec: only --run-now can train within the test.
+		err := runMain(ctx, e, []string{"schedule", "--run-now", "--cron", "0 3 * * 1", "--history", hist, "--registry", reg,
+			"--window", testWindow, "--config", cfg})
+		if err != nil {
+			t.Fatalf("schedule --run-now = %v\n%s", err, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	out, stderr := run("go ", false)
+	if !strings.HasPrefix(out, "go ") {
+		t.Fatalf("schedule --run-now published nothing: %q\n%s", out, stderr)
+	}
+	_, stderr = run("skipped", true)
+	if !strings.Contains(stderr, "unchanged since version "+strings.TrimSpace(strings.TrimPrefix(out, "go "))) {
+		t.Errorf("second run on the same inputs did not skip:\n%s", stderr)
+	}
+	r, _ := registry.Open(reg)
+	if vs, err := r.List("go"); err != nil || len(vs) != 1 {
+		t.Errorf("versions = %v, %v; want the one of the first run", vs, err)
+	}
+
+	// Inputs are checked at start: a missing history fails at once.
+	_, _, err := runCmd(t, "schedule", "--history", filepath.Join(t.TempDir(), "none"), "--registry", reg)
+	if !errors.Is(err, datasets.ErrNoHistory) {
+		t.Errorf("schedule of a missing history = %v, want ErrNoHistory at start", err)
+	}
+	_, _, err = runCmd(t, "schedule", "--history", hist, "--registry", reg, "--repo", "ios")
+	if !errors.Is(err, training.ErrRepo) {
+		t.Errorf("schedule of an unknown repo = %v, want ErrRepo at start", err)
+	}
 }

@@ -17,13 +17,10 @@ const validateUsage = "--history DIR [--lenient]"
 
 func runValidate(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "validate", validateUsage)
-	dir := fs.String("history", "", "history folder to check")
+	dir := fs.String("history", "", "history folder to check (required)")
 	lenient := fs.Bool("lenient", false, "count rows with problems as skipped and exit 0, instead of failing")
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if *dir == "" {
-		return fmt.Errorf("%w: --history is required", errUsage)
 	}
 	t0 := time.Now()
 	_, rep, err := readHistoryWithProgress(ctx, e, "validate", *dir, *lenient)
@@ -40,7 +37,7 @@ func runValidate(ctx context.Context, e *env, args []string) error {
 		if rep.NProblems > len(rep.Problems) {
 			fmt.Fprintf(e.stdout, "  ... and %d more\n", rep.NProblems-len(rep.Problems))
 		}
-		e.log.Info("validated history", "dir", *dir, "lenient", *lenient, "problems", rep.NProblems,
+		e.summaryLog("validated history", "dir", *dir, "lenient", *lenient, "problems", rep.NProblems,
 			"took", time.Since(t0).Round(time.Millisecond))
 	}
 	if problems != nil {

@@ -59,3 +59,31 @@ func TestValidateCommand(t *testing.T) {
 		t.Errorf("validate without --history = %v, want a usage error", err)
 	}
 }
+
+// TestValidateMisspelledColumn is issue 15 item 4: validate of a history whose
+// lines_added header reads lines_addded reports a problem suggesting the right name and
+// fails, instead of "problems: 0".
+func TestValidateMisspelledColumn(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"changes.csv", "builds.csv", "pairs.csv"} {
+		b, err := os.ReadFile(filepath.Join(smallHistory, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "changes.csv" {
+			b = []byte(strings.Replace(string(b), "lines_added", "lines_addded", 1))
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, _, err := runCmd(t, "validate", "--history", dir)
+	if err == nil {
+		t.Fatalf("validate of a misspelled column succeeded:\n%s", stdout)
+	}
+	for _, s := range []string{"column lines_addded: unknown column", "did you mean lines_added?", "problems: 1"} {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("validate output lacks %q:\n%s", s, stdout)
+		}
+	}
+}

@@ -328,7 +328,7 @@ func (p *parser) field() (cell []byte, last bool, err error) {
 			p.line++
 			return cell, true, nil
 		}
-		return nil, false, fmt.Errorf("line %d: text after a closing quote: %w", p.line, ErrFormat)
+		return nil, false, fmt.Errorf("line %d: text after a closing quote: %w", start, ErrFormat) // the field's first line, as for an unclosed quote
 	}
 	j := i
 	for j < len(d) && d[j] != ',' && d[j] != '\n' {

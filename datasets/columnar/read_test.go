@@ -143,6 +143,8 @@ func TestReadCSVErrorsNameLine(t *testing.T) {
 		{"fields", func(l []string) []string { l[30] = "1,2,3"; return l }, "line 31: 3 fields"},
 		{"quote", func(l []string) []string { l[12] = "\"open,1"; return l }, "line 13: quoted field not closed"},
 		{"after quote", func(l []string) []string { l[20] = "\"a\"x,1"; return l }, "line 21: text after a closing quote"},
+		// Issue 15 item 15: the line where the bad field starts, not where reading stopped.
+		{"after a multi-line quote", func(l []string) []string { l[11] = "\"a\nb\nc\"x,1"; return l }, "line 12: text after a closing quote"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
