@@ -70,3 +70,20 @@ func Champions(extra map[string]string) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// ChampionsText returns the ExtraChampions value naming the champion models m holds,
+// e.g. "success=logistic conflict=logistic buildtime=ngboost-normal"; a champion left
+// out of a partial bundle is not named.
+func ChampionsText(m *Models) string {
+	var f []string
+	if m.Success != nil {
+		f = append(f, "success="+ModelLogistic)
+	}
+	if m.Conflict != nil {
+		f = append(f, "conflict="+ModelLogistic)
+	}
+	if m.BuildTime != nil {
+		f = append(f, "buildtime="+ModelNGBoostNormal)
+	}
+	return strings.Join(f, " ")
+}

@@ -139,3 +139,31 @@ func TestNewBaseline(t *testing.T) {
 		}
 	}
 }
+
+// TestChampionsText names the champions a bundle holds, and only those.
+func TestChampionsText(t *testing.T) {
+	dir := t.TempDir()
+	if err := defaultbundle.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := registry.LoadDir(dir, modelset.SchemaHash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := modelset.LoadModels(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := modelset.ChampionsText(m), "success=logistic conflict=logistic buildtime=ngboost-normal"; got != want {
+		t.Errorf("ChampionsText = %q, want %q", got, want)
+	}
+	partial := *m
+	partial.Conflict = nil
+	if got, want := modelset.ChampionsText(&partial), "success=logistic buildtime=ngboost-normal"; got != want {
+		t.Errorf("ChampionsText without P-conf = %q, want %q", got, want)
+	}
+	champs, err := modelset.Champions(map[string]string{modelset.ExtraChampions: modelset.ChampionsText(m)})
+	if err != nil || champs["buildtime"] != modelset.ModelNGBoostNormal {
+		t.Errorf("Champions(ChampionsText) = %v, %v", champs, err)
+	}
+}

@@ -209,8 +209,12 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 		log.Warn("a challenger is loaded but serves nothing: set --challenger-share or --shadow", "challenger", models.Challenger().Version)
 	}
 	if (cfg.challengerShare > 0 || cfg.shadow) && models.Challenger() == nil {
-		log.Warn("no challenger is loaded: every request is served by the champion until the challenger pointer is set "+
-			"(trainer registry set-challenger)", "challenger_share", cfg.challengerShare, "shadow", cfg.shadow)
+		fix := "the challenger pointer is set (trainer registry set-challenger)"
+		if reloader.ChallengerFollowsChampion {
+			fix = "a champion trained with those challengers (trainer train --challengers) is published"
+		}
+		log.Warn("no challenger is loaded: every request is served by the champion until "+fix,
+			"challenger_share", cfg.challengerShare, "shadow", cfg.shadow)
 	}
 
 	// Reload loop.
