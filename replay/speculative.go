@@ -80,10 +80,11 @@ func (s *Speculative) Plan(v *queue.View) (queue.Actions, error) {
 func buildQueue(v *queue.View, w *World, probs Probs, loc []int32) (q scoring.Queue, pend []int, ids []int) {
 	pend = v.Pending()
 	q.Changes = make([]scoring.Change, len(pend))
+	family := probs.BuildFamily()
 	for l, i := range pend {
 		loc[i] = int32(l)
 		mu, sg := probs.BuildTime(i)
-		q.Changes[l] = scoring.Change{Arrival: v.Change(i).Arrival, PSucc: pSuccOnHead(probs, v.Change(i).Ahead, v.Landed, i), BuildMu: mu, BuildSigma: sg}
+		q.Changes[l] = scoring.Change{Arrival: v.Change(i).Arrival, PSucc: pSuccOnHead(probs, v.Change(i).Ahead, v.Landed, i), BuildMu: mu, BuildSigma: sg, BuildFamily: family}
 	}
 	var path []int
 	for l, i := range pend {
