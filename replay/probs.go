@@ -71,7 +71,10 @@ func ParseProbs(w *World, spec string) (Probs, error) {
 		}
 		return constProbs{w: w, name: spec, psucc: v[0], pconf: v[1]}, nil
 	}
-	return nil, fmt.Errorf("replay: unknown probs %q (want truth, constant:PSUCC,PCONF or bundle:DIR)", spec)
+	if strings.HasPrefix(spec, "bundle:") {
+		return nil, fmt.Errorf("replay: probs %q: bundle sources are not implemented yet (want truth or constant:PSUCC,PCONF)", spec)
+	}
+	return nil, fmt.Errorf("replay: unknown probs %q (want truth or constant:PSUCC,PCONF)", spec)
 }
 
 // edgeIndex returns t with Ahead[t] = k for change i of w, or -1.
