@@ -23,6 +23,9 @@ type Speculative struct {
 	Planner func(q scoring.Queue, cfg scoring.Config) (*scoring.Plan, error)
 
 	loc []int32
+	// cache keeps the finish-order probabilities of pairs of pending changes from one
+	// plan to the next (they do not change while both are pending).
+	cache scoring.FinishCache
 }
 
 // NewSpeculative returns the strategy name with the given probabilities and config
@@ -44,6 +47,7 @@ func (s *Speculative) Plan(v *queue.View) (queue.Actions, error) {
 	defer resetLoc(s.loc, pend)
 	cfg := s.cfg
 	cfg.Capacity = v.Workers()
+	cfg.FinishCache = &s.cache
 	plan := s.Planner
 	if plan == nil {
 		plan = scoring.Speculate

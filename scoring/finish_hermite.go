@@ -264,22 +264,26 @@ var (
 func finishBeforeBelow(ci, cj Change, p0 float64) (below bool, p float64) {
 	if ci.BuildSigma > 0 && cj.BuildSigma > 0 {
 		x, y := prepareSide(buildTimeOf(ci)), prepareSide(buildTimeOf(cj))
-		return finishBeforeBelowSides(ci.Arrival-cj.Arrival, &x, &y, buildTimeOf(ci), buildTimeOf(cj), p0)
+		below, p, _, _ = finishBeforeBelowSides(ci.Arrival-cj.Arrival, &x, &y, buildTimeOf(ci), buildTimeOf(cj), p0)
+		return below, p
 	}
 	p = changeFinishBefore(ci, cj)
 	return p < p0, p
 }
 
 // finishBeforeBelowSides is finishBeforeBelow for d = AT_x − AT_y and the build times x
-// (ahead) and y, prepared as xs and ys, both with positive standard deviations.
-func finishBeforeBelowSides(d float64, xs, ys *finishSide, x, y BuildTime, p0 float64) (below bool, p float64) {
+// (ahead) and y, prepared as xs and ys, both with positive standard deviations. It also
+// returns the bounds lo <= P <= hi it found (both P when it computed P).
+func finishBeforeBelowSides(d float64, xs, ys *finishSide, x, y BuildTime, p0 float64) (below bool, p, lo, hi float64) {
+	hi = 1
 	for k, z := range boundZ {
 		f := stdNormalCDF(ys.score(xs.quantile(z) + d))
+		lo, hi = max(lo, boundS[k]*f), min(hi, boundS[k]+f)
 		switch {
-		case boundS[k]+f < p0-1e-9:
-			return true, math.NaN()
-		case boundS[k]*f > p0+1e-9:
-			return false, math.NaN()
+		case hi < p0-1e-9:
+			return true, math.NaN(), lo, hi
+		case lo > p0+1e-9:
+			return false, math.NaN(), lo, hi
 		}
 	}
 	if x.Family == BuildNormal && y.Family == BuildNormal {
@@ -287,5 +291,5 @@ func finishBeforeBelowSides(d float64, xs, ys *finishSide, x, y BuildTime, p0 fl
 	} else {
 		p = finishBeforeSides(d, xs, ys, x, y)
 	}
-	return p < p0, p
+	return p < p0, p, p, p
 }

@@ -106,6 +106,10 @@ type Config struct {
 	// little more likely to be needed rarely pays for it (see keepRunning). Zero keeps
 	// no build the search did not select; values in (0, 1) are invalid.
 	KeepMargin float64
+	// FinishCache, when not nil, remembers P(FT_y < FT_x) of pairs whose build times
+	// are not both Normal from one call to the next (see FinishCache). The plan does not
+	// depend on it; a Config that holds one must not be used by concurrent calls.
+	FinishCache *FinishCache
 	// MaxExplored bounds the number of tree prefixes expanded; when reached the plan is
 	// marked Truncated. Zero means DefaultMaxExplored.
 	MaxExplored int
@@ -1140,7 +1144,8 @@ func (s *search) newPre(n int) []float64 {
 }
 
 // finishOf returns P(FT_j < FT_i) for the change i at depth d of change j's tree t, cj
-// its change, keeping it in t.pre (when the tree has one) for the next caller.
+// its change, keeping it in t.pre (when the tree has one) for the next caller and in
+// the FinishCache (when the config has one) for the next call.
 func (s *search) finishOf(t *tree, d, i int, cj *Change) float64 {
 	if t.pre != nil && t.pre[d] >= 0 {
 		return t.pre[d]
@@ -1148,10 +1153,23 @@ func (s *search) finishOf(t *tree, d, i int, cj *Change) float64 {
 	ci := &s.q.Changes[i]
 	var p float64
 	if ci.BuildSigma > 0 && cj.BuildSigma > 0 && (ci.BuildFamily != BuildNormal || cj.BuildFamily != BuildNormal) {
+		c := s.cfg.FinishCache
+		var k finishKey
+		if c != nil {
+			k = keyOf(ci, cj)
+			if v, ok := c.get(k); ok && v.lo == v.hi {
+				p = v.lo
+				goto done
+			}
+		}
 		p = finishBeforeSides(ci.Arrival-cj.Arrival, s.side(i), s.side(t.j), buildTimeOf(*ci), buildTimeOf(*cj))
+		if c != nil {
+			c.put(k, finishVal{p, p})
+		}
 	} else {
 		p = changeFinishBefore(*ci, *cj)
 	}
+done:
 	if t.pre != nil {
 		t.pre[d] = p
 	}
@@ -1159,14 +1177,36 @@ func (s *search) finishOf(t *tree, d, i int, cj *Change) float64 {
 }
 
 // finishBelow is finishBeforeBelow for the changes i ahead and j, with their prepared
-// build times.
+// build times, asking and filling the FinishCache when the config has one.
 func (s *search) finishBelow(i, j int, p0 float64) (bool, float64) {
 	ci, cj := &s.q.Changes[i], &s.q.Changes[j]
-	if ci.BuildSigma > 0 && cj.BuildSigma > 0 {
-		return finishBeforeBelowSides(ci.Arrival-cj.Arrival, s.side(i), s.side(j), buildTimeOf(*ci), buildTimeOf(*cj), p0)
+	if !(ci.BuildSigma > 0 && cj.BuildSigma > 0) {
+		p := changeFinishBefore(*ci, *cj)
+		return p < p0, p
 	}
-	p := changeFinishBefore(*ci, *cj)
-	return p < p0, p
+	c := s.cfg.FinishCache
+	if c == nil {
+		below, p, _, _ := finishBeforeBelowSides(ci.Arrival-cj.Arrival, s.side(i), s.side(j), buildTimeOf(*ci), buildTimeOf(*cj), p0)
+		return below, p
+	}
+	k := keyOf(ci, cj)
+	if v, ok := c.get(k); ok {
+		switch {
+		case v.lo == v.hi:
+			return v.lo < p0, v.lo
+		case v.hi < p0-1e-9:
+			return true, math.NaN()
+		case v.lo > p0+1e-9:
+			return false, math.NaN()
+		}
+	}
+	below, p, lo, hi := finishBeforeBelowSides(ci.Arrival-cj.Arrival, s.side(i), s.side(j), buildTimeOf(*ci), buildTimeOf(*cj), p0)
+	if math.IsNaN(p) {
+		c.put(k, finishVal{lo, hi})
+	} else {
+		c.put(k, finishVal{p, p})
+	}
+	return below, p
 }
 
 // side returns the prepared build time of change i (positive sigma), computed once.
