@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sqpredict/sqpredict/scoring"
 )
 
 // Probs gives a strategy its probabilities: P-succ, P-conf and the build time of the
@@ -19,15 +21,21 @@ type Probs interface {
 	// BuildTime returns the combined build time (mean, standard deviation) of change i
 	// in seconds.
 	BuildTime(i int) (mu, sigma float64)
+	// BuildFamily is the shape of the build times, which sets the finish-order math of
+	// the plan (scoring.Change.BuildFamily): the world's true family for the truth and
+	// the constant source (which uses the truth's build times), the model's family as
+	// predictd serves it for a bundle.
+	BuildFamily() scoring.BuildFamily
 }
 
 // trueProbs is the world's truth.
 type trueProbs struct{ w *World }
 
-func (p trueProbs) Name() string                   { return "truth" }
-func (p trueProbs) PSucc(i int) float64            { return p.w.PSucc[i] }
-func (p trueProbs) PConf(i, t int) float64         { return p.w.PConf[i][t] }
-func (p trueProbs) BuildTime(i int) (m, s float64) { return p.w.Mu[i], p.w.Sigma[i] }
+func (p trueProbs) Name() string                     { return "truth" }
+func (p trueProbs) PSucc(i int) float64              { return p.w.PSucc[i] }
+func (p trueProbs) PConf(i, t int) float64           { return p.w.PConf[i][t] }
+func (p trueProbs) BuildTime(i int) (m, s float64)   { return p.w.Mu[i], p.w.Sigma[i] }
+func (p trueProbs) BuildFamily() scoring.BuildFamily { return p.w.Family }
 
 // constProbs is one P-succ and one P-conf for everything; build times are the truth's.
 type constProbs struct {
@@ -36,10 +44,11 @@ type constProbs struct {
 	psucc, pconf float64
 }
 
-func (p constProbs) Name() string                   { return p.name }
-func (p constProbs) PSucc(int) float64              { return p.psucc }
-func (p constProbs) PConf(int, int) float64         { return p.pconf }
-func (p constProbs) BuildTime(i int) (m, s float64) { return p.w.Mu[i], p.w.Sigma[i] }
+func (p constProbs) Name() string                     { return p.name }
+func (p constProbs) PSucc(int) float64                { return p.psucc }
+func (p constProbs) PConf(int, int) float64           { return p.pconf }
+func (p constProbs) BuildTime(i int) (m, s float64)   { return p.w.Mu[i], p.w.Sigma[i] }
+func (p constProbs) BuildFamily() scoring.BuildFamily { return p.w.Family }
 
 // ParseProbs returns the source named by spec: "truth" or "constant:PSUCC,PCONF".
 // Bundles are not a Probs of this package yet (see the package documentation).
@@ -62,7 +71,10 @@ func ParseProbs(w *World, spec string) (Probs, error) {
 		}
 		return constProbs{w: w, name: spec, psucc: v[0], pconf: v[1]}, nil
 	}
-	return nil, fmt.Errorf("replay: unknown probs %q (want truth, constant:PSUCC,PCONF or bundle:DIR)", spec)
+	if strings.HasPrefix(spec, "bundle:") {
+		return nil, fmt.Errorf("replay: probs %q: bundle sources are not implemented yet (want truth or constant:PSUCC,PCONF)", spec)
+	}
+	return nil, fmt.Errorf("replay: unknown probs %q (want truth or constant:PSUCC,PCONF)", spec)
 }
 
 // edgeIndex returns t with Ahead[t] = k for change i of w, or -1.

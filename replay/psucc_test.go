@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -14,8 +15,9 @@ import (
 // changes and the P-succ it gave scoring.Speculate for each.
 type psuccProbe struct {
 	*Speculative
-	now   float64
-	snaps []psuccSnap
+	now    float64
+	family scoring.BuildFamily
+	snaps  []psuccSnap
 }
 
 type psuccSnap struct {
@@ -31,6 +33,9 @@ func (p *psuccProbe) Plan(v *queue.View) (queue.Actions, error) {
 		s := psuccSnap{now: p.now, pend: pend}
 		for _, c := range q.Changes {
 			s.psucc = append(s.psucc, c.PSucc)
+			if c.BuildFamily != p.family {
+				return nil, fmt.Errorf("change planned with build family %v, want %v", c.BuildFamily, p.family)
+			}
 		}
 		p.snaps = append(p.snaps, s)
 		return scoring.Speculate(q, cfg)
@@ -42,10 +47,10 @@ func (p *psuccProbe) Plan(v *queue.View) (queue.Actions, error) {
 // pending change at every planning call against the run's own record of decisions: the
 // truth's P-succ times 1 − P-conf for each conflicting change ahead that landed before
 // that moment (changes decided at that very instant are skipped, since the engine plans
-// again after them).
+// again after them). Every change is planned with the world's log-normal build times.
 func TestQueuePSuccOnHead(t *testing.T) {
 	w, _ := smallWorld(t, 0.5, 3)
-	p := &psuccProbe{Speculative: NewSpeculative("sq2019", w, trueProbs{w}, scoring.Config{Policy: scoring.PolicySQ2019})}
+	p := &psuccProbe{Speculative: NewSpeculative("sq2019", w, trueProbs{w}, scoring.Config{Policy: scoring.PolicySQ2019}), family: scoring.BuildLogNormal}
 	res, err := queue.Run(context.Background(), &w.Traffic, w.Truth(7), p, queue.Config{Workers: 30})
 	if err != nil {
 		t.Fatal(err)

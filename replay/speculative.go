@@ -23,6 +23,9 @@ type Speculative struct {
 	Planner func(q scoring.Queue, cfg scoring.Config) (*scoring.Plan, error)
 
 	loc []int32
+	// cache keeps the finish-order probabilities of pairs of pending changes from one
+	// plan to the next (they do not change while both are pending).
+	cache scoring.FinishCache
 }
 
 // NewSpeculative returns the strategy name with the given probabilities and config
@@ -44,6 +47,7 @@ func (s *Speculative) Plan(v *queue.View) (queue.Actions, error) {
 	defer resetLoc(s.loc, pend)
 	cfg := s.cfg
 	cfg.Capacity = v.Workers()
+	cfg.FinishCache = &s.cache
 	plan := s.Planner
 	if plan == nil {
 		plan = scoring.Speculate
@@ -80,10 +84,11 @@ func (s *Speculative) Plan(v *queue.View) (queue.Actions, error) {
 func buildQueue(v *queue.View, w *World, probs Probs, loc []int32) (q scoring.Queue, pend []int, ids []int) {
 	pend = v.Pending()
 	q.Changes = make([]scoring.Change, len(pend))
+	family := probs.BuildFamily()
 	for l, i := range pend {
 		loc[i] = int32(l)
 		mu, sg := probs.BuildTime(i)
-		q.Changes[l] = scoring.Change{Arrival: v.Change(i).Arrival, PSucc: pSuccOnHead(probs, v.Change(i).Ahead, v.Landed, i), BuildMu: mu, BuildSigma: sg}
+		q.Changes[l] = scoring.Change{Arrival: v.Change(i).Arrival, PSucc: pSuccOnHead(probs, v.Change(i).Ahead, v.Landed, i), BuildMu: mu, BuildSigma: sg, BuildFamily: family}
 	}
 	var path []int
 	for l, i := range pend {

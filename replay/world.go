@@ -10,6 +10,7 @@ import (
 	"github.com/sqpredict/sqpredict/datasets"
 	"github.com/sqpredict/sqpredict/datasets/synth"
 	"github.com/sqpredict/sqpredict/queue"
+	"github.com/sqpredict/sqpredict/scoring"
 )
 
 // ErrInvalidWorld reports a history that cannot be replayed.
@@ -38,8 +39,11 @@ type World struct {
 	// PSucc[i] is the true P-succ (synthetic) or 1/0 by the outcome (real).
 	PSucc []float64
 	// Mu and Sigma are the true mean and standard deviation of a change's build time on
-	// HEAD, in seconds.
+	// HEAD, in seconds, and Family the shape of the distribution with those moments:
+	// log-normal in a synthetic world (its DurationModel), Normal for a real history,
+	// whose shape is not known (its replayed build times are constants).
 	Mu, Sigma []float64
+	Family    scoring.BuildFamily
 	// Params are the synthetic world's parameters (zero for a real history), and Flaky its
 	// infrastructure failure rate.
 	Params synth.Params
@@ -122,7 +126,7 @@ func fromSynthetic(h *datasets.History, p synth.Params, flaky float64, good []bo
 		return nil, fmt.Errorf("%w: no decided change", ErrInvalidWorld)
 	}
 	w := newWorld(h, idx)
-	w.Synthetic, w.Params, w.Flaky = true, p, flaky
+	w.Synthetic, w.Params, w.Flaky, w.Family = true, p, flaky, scoring.BuildLogNormal
 	pos := make(map[string]int, len(idx))
 	for i, hi := range idx {
 		pos[h.Changes[hi].ChangeID] = i

@@ -216,11 +216,12 @@ func (b BuildTime) cdf(t float64, upper bool) float64 {
 // D = AT_x − AT_y, with q the build time at standard-normal score z (Mean + StdDev·z, or
 // exp(m + s·z) for a LogNormal), F the CDF and S = 1 − F the survival function, each
 // computed directly. Two LogNormals with D = 0 have the closed form
-// Phi((m_x − m_y)/sqrt(s_x² + s_y²)). Otherwise a 32- or 64-point Gauss–Hermite rule
+// Phi((m_x − m_y)/sqrt(s_x² + s_y²)). Otherwise a 20-, 32- or 64-point Gauss–Hermite rule
 // over one build time's z takes the integral where a check on its own nodes says it
 // resolves the integrand (finishBeforeFixed): within 1e-7 of a brute-force integral on a
-// grid of log-sigmas from 0.001 to 3, at 1–2 µs a pair where the adaptive rule below
-// needs 30–50 µs. Where the check fails, the integral runs
+// grid of log-sigmas from 0.001 to 3, at 2–5 µs of CPU a pair (BenchmarkFinishBefore-
+// LogNormal: equal or differing coefficients of variation) where the adaptive rule
+// below needs about 30 µs. Where the check fails, the integral runs
 // over the build time that keeps the other's CDF smooth (finishBeforeIntegral), on
 // z ∈ [−8.5, 8.5] (the rest of the Normal mass is below 2e-17), by adaptive
 // Gauss–Kronrod (7–15) quadrature on 16 panels split at the integrand's steepest point,

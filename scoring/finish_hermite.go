@@ -2,20 +2,23 @@ package scoring
 
 import "math"
 
-// The fixed rules of finishBeforeFixed: a 32-point Gauss–Hermite rule, and a 64-point
-// one for integrands it cannot resolve.
+// The fixed rules of finishBeforeFixed, tried in turn: 20-, 32- and 64-point
+// Gauss–Hermite rules, each for integrands the previous one cannot resolve.
 var (
+	hermite20 = newHermiteTable(20, 1.1)
 	hermite   = newHermiteTable(32, 1.6)
 	hermite64 = newHermiteTable(64, 2.4)
+	hermites  = [...]*hermiteTable{&hermite20, &hermite, &hermite64}
 )
 
 // hermiteTable is a Gauss–Hermite rule for the standard-normal weight with φ at its
 // nodes, in increasing order of the nodes, and the largest slope of an integrand's
 // inner score that it resolves.
 //
-// The slopes come from E[Phi(a + S·z)] = Phi(a/sqrt(1 + S²)): for every a, the 32-point
-// rule is within 1e-10 of it for S <= 1.5 (1.5e-7 at S = 2, 1e-4 at S = 3), the 64-point
-// rule within 1e-9 for S <= 2.5 (1e-7 at S = 3).
+// The slopes come from E[Phi(a + S·z)] = Phi(a/sqrt(1 + S²)): for every a, the 20-point
+// rule is within 2e-9 of it for S <= 1.2 (2e-11 at S = 1), the 32-point rule within
+// 1e-10 for S <= 1.5 (1.5e-7 at S = 2, 1e-4 at S = 3), the 64-point rule within 1e-9 for
+// S <= 2.5 (1e-7 at S = 3).
 type hermiteTable struct {
 	z, w, phi []float64
 	slope     float64
@@ -145,20 +148,34 @@ const fixedSure = 1e-9
 // the slope of h is (s_x/s_y)·T_x/(T_x + d) with outer x and (s_y/s_x)·T_y/(T_y − d)
 // with outer y: one is at most 1 where the other is at least 1 when d = 0, and d bends
 // the boundary, which can make both steep somewhere (for d < 0 with outer x the slope
-// is infinite where T_x = −d). So the outer variable is the one whose h is flatter at
-// z = 0, then the other one; for each, the 32-point rule and then the 64-point rule is
+// is infinite where T_x = −d). So the outer variable is the one whose h is flatter
+// (for two LogNormals x when d > 0 and y when d < 0, otherwise by steepness on
+// z ∈ [−5, 5]), then the other one; for each, the 20-, 32- and 64-point rules are
 // tried, and a result is accepted only if h stays below the rule's slope wherever the
 // integrand moves by a non-negligible mass (fixedSure). Otherwise the adaptive rule
 // decides.
 func finishBeforeFixed(d float64, x, y BuildTime) float64 {
 	xs, ys := prepareSide(x), prepareSide(y)
+	return finishBeforeSides(d, &xs, &ys, x, y)
+}
+
+// finishBeforeSides is finishBeforeFixed with the build times x and y already prepared
+// as xs and ys.
+func finishBeforeSides(d float64, xs, ys *finishSide, x, y BuildTime) float64 {
 	if xs.logNormal && ys.logNormal && d == 0 {
 		return stdNormalCDF((xs.m - ys.m) / math.Hypot(xs.s, ys.s))
 	}
-	outerX := steepness(&xs, &ys, d) <= steepness(&ys, &xs, -d)
+	var outerX bool
+	if xs.logNormal && ys.logNormal {
+		// The slope with x outer is at most s_x/s_y when d > 0, the one with y outer
+		// at most s_y/s_x when d < 0; the other one is unbounded.
+		outerX = d > 0
+	} else {
+		outerX = steepness(xs, ys, d) <= steepness(ys, xs, -d)
+	}
 	for _, ox := range [2]bool{outerX, !outerX} {
-		for _, r := range [2]*hermiteTable{&hermite, &hermite64} {
-			if p, doubt := r.finishBefore(d, &xs, &ys, ox); doubt <= fixedSure {
+		for _, r := range hermites {
+			if p, doubt := r.finishBefore(d, xs, ys, ox); doubt <= fixedSure {
 				return min(1, max(0, p))
 			}
 		}
@@ -234,28 +251,45 @@ var (
 )
 
 // finishBeforeBelow reports whether P(FT_j < FT_i) < p0 for the ahead change ci and the
-// change cj behind it, not both Normal. It splits T_x at a few of its quantiles a: the
-// event T_y < T_x + d holds when T_x > a and T_y < a + d, and implies T_x > a or
-// T_y < a + d, so for independent build times
+// change cj behind it, not both Normal, and returns P when it had to compute it (NaN
+// otherwise). It splits T_x at a few of its quantiles a: the event T_y < T_x + d holds
+// when T_x > a and T_y < a + d, and implies T_x > a or T_y < a + d, so for independent
+// build times
 //
 //	S_x(a)·F_y(a + d) <= P <= S_x(a) + F_y(a + d).
 //
 // A split costs about as much as one node of the fixed rule and settles the question
 // for most pairs of a queue, where P is far from p0 (with a margin of 1e-9 for
 // rounding); changeFinishBefore decides the others.
-func finishBeforeBelow(ci, cj Change, p0 float64) bool {
+func finishBeforeBelow(ci, cj Change, p0 float64) (below bool, p float64) {
 	if ci.BuildSigma > 0 && cj.BuildSigma > 0 {
 		x, y := prepareSide(buildTimeOf(ci)), prepareSide(buildTimeOf(cj))
-		d := ci.Arrival - cj.Arrival
-		for k, z := range boundZ {
-			f := stdNormalCDF(y.score(x.quantile(z) + d))
-			switch {
-			case boundS[k]+f < p0-1e-9:
-				return true
-			case boundS[k]*f > p0+1e-9:
-				return false
-			}
+		below, p, _, _ = finishBeforeBelowSides(ci.Arrival-cj.Arrival, &x, &y, buildTimeOf(ci), buildTimeOf(cj), p0)
+		return below, p
+	}
+	p = changeFinishBefore(ci, cj)
+	return p < p0, p
+}
+
+// finishBeforeBelowSides is finishBeforeBelow for d = AT_x − AT_y and the build times x
+// (ahead) and y, prepared as xs and ys, both with positive standard deviations. It also
+// returns the bounds lo <= P <= hi it found (both P when it computed P).
+func finishBeforeBelowSides(d float64, xs, ys *finishSide, x, y BuildTime, p0 float64) (below bool, p, lo, hi float64) {
+	hi = 1
+	for k, z := range boundZ {
+		f := stdNormalCDF(ys.score(xs.quantile(z) + d))
+		lo, hi = max(lo, boundS[k]*f), min(hi, boundS[k]+f)
+		switch {
+		case hi < p0-1e-9:
+			return true, math.NaN(), lo, hi
+		case lo > p0+1e-9:
+			return false, math.NaN(), lo, hi
 		}
 	}
-	return changeFinishBefore(ci, cj) < p0
+	if x.Family == BuildNormal && y.Family == BuildNormal {
+		p = FinishBeforeProb(d, x.Mean, x.StdDev, 0, y.Mean, y.StdDev)
+	} else {
+		p = finishBeforeSides(d, xs, ys, x, y)
+	}
+	return p < p0, p, p, p
 }

@@ -106,6 +106,10 @@ type Config struct {
 	// little more likely to be needed rarely pays for it (see keepRunning). Zero keeps
 	// no build the search did not select; values in (0, 1) are invalid.
 	KeepMargin float64
+	// FinishCache, when not nil, remembers P(FT_y < FT_x) of pairs whose build times
+	// are not both Normal from one call to the next (see FinishCache). The plan does not
+	// depend on it; a Config that holds one must not be used by concurrent calls.
+	FinishCache *FinishCache
 	// MaxExplored bounds the number of tree prefixes expanded; when reached the plan is
 	// marked Truncated. Zero means DefaultMaxExplored.
 	MaxExplored int
@@ -307,6 +311,12 @@ type tree struct {
 	// outside it), followed by the logarithms, pb[len(pend)+p]; nil when j does not
 	// bypass.
 	pb []float64
+	// pre[p], in a queue whose build times are not all Normal, is P(FT_j < FT_pend[p])
+	// once computed (finishOf), NaN before; under PolicySQ2024, −1 when initTree found
+	// it below the BLRD threshold without computing it.
+	pre []float64
+	// j is the tree's change.
+	j int
 	// logh[d] is the log of an upper bound on the product of the factors of levels d
 	// and deeper, so that a prefix's log P-needed plus logh[depth] bounds every node
 	// below it; logh[len(pend)] is 0. It is filled when the root is first expanded;
@@ -362,16 +372,25 @@ type search struct {
 	ids    int
 	logThr float64
 	zThr   float64
+	// preArena holds the trees' pre slices; nonNormal reports a queue with a build
+	// time that is not Normal, whose trees keep them.
+	preArena  []float64
+	nonNormal bool
+	// sides holds the prepared build times of the changes (side), sided which are set.
+	sides []finishSide
+	sided []bool
 	// keepable holds the builds (Queue.Builds indices) that abortRest aborted and
 	// keepRunning may keep.
 	keepable map[int]bool
-	plan   Plan
+	plan     Plan
 }
 
 func newSearch(ctx context.Context, q *Queue, g *graph, cfg *Config) *search {
 	n := len(q.Changes)
+	nonNormal := slices.ContainsFunc(q.Changes, func(c Change) bool { return c.BuildFamily != BuildNormal })
 	return &search{
-		ctx: ctx, q: q, g: g, cfg: cfg,
+		nonNormal: nonNormal,
+		ctx:       ctx, q: q, g: g, cfg: cfg,
 		m:          make([]float64, n),
 		u:          make([]float64, n),
 		logU:       make([]float64, n),
@@ -474,16 +493,32 @@ func (s *search) initTree(j int) *tree {
 	if t.inited {
 		return t
 	}
-	t.inited = true
+	t.inited, t.j = true, j
 	t.pend = s.plan.Decisions[j].WaitingFor
 	t.words = int32((len(t.pend) + 63) / 64)
 	cj := s.q.Changes[j]
 	if s.cfg.Policy == PolicySQ2024 {
 		// The bypass set needs an Erfc and a logarithm per member, and only trees that
-		// are popped need it: until then a member's level is bounded by 1.
-		for _, i := range t.pend {
-			if finishZBelow(s.q.Changes[i], cj, s.zThr) {
+		// are popped need it: until then a member's level is bounded by 1. For build
+		// times that are not both Normal the test costs an integral now and then, so
+		// its outcome is kept for exactTree (t.pre).
+		if s.nonNormal && len(t.pend) > 0 {
+			t.pre = s.newPre(len(t.pend))
+		}
+		for p, i := range t.pend {
+			ci := s.q.Changes[i]
+			below, pb := false, math.NaN()
+			if ci.BuildFamily != BuildNormal || cj.BuildFamily != BuildNormal {
+				below, pb = s.finishBelow(i, j, stdNormalCDF(s.zThr))
+			} else {
+				below = finishZBelow(ci, cj, s.zThr)
+			}
+			if below {
 				t.root += s.logU[i]
+				pb = -1
+			}
+			if t.pre != nil {
+				t.pre[p] = pb
 			}
 		}
 		return t
@@ -505,10 +540,18 @@ func (s *search) exactTree(j int, t *tree) {
 		n := len(t.pend)
 		for p, i := range t.pend {
 			ci := s.q.Changes[i]
-			if finishZBelow(ci, cj, s.zThr) {
-				continue
+			var pb float64
+			if t.pre != nil {
+				if t.pre[p] < 0 {
+					continue // below the BLRD threshold (initTree)
+				}
+				pb = s.finishOf(t, p, i, &cj)
+			} else {
+				if finishZBelow(ci, cj, s.zThr) {
+					continue
+				}
+				pb = changeFinishBefore(ci, cj)
 			}
-			pb := changeFinishBefore(ci, cj)
 			if pb < s.cfg.BLRDThreshold {
 				continue // z within rounding of the quantile
 			}
@@ -535,8 +578,11 @@ func (s *search) exactTree(j int, t *tree) {
 		// Every factor bound is at least u ≥ 1/2, so 64 of them cannot underflow:
 		// multiply and take one logarithm per 64 levels.
 		prod := 1.0
+		if s.nonNormal && t.pre == nil && len(t.pend) > 0 {
+			t.pre = s.newPre(len(t.pend))
+		}
 		for x, i := range t.pend {
-			prod *= s.expectedBound(i, &cj)
+			prod *= s.expectedBound(i, &cj, t, x)
 			if x&63 == 63 {
 				t.root += math.Log(prod)
 				prod = 1
@@ -553,13 +599,13 @@ func (s *search) exactTree(j int, t *tree) {
 // expectedBound bounds both factors of the level of change i ahead of cj under
 // PolicyExpected (not in log space): p + (1 − p)·u_i with p = Phi at the grid point at
 // or above Z, so that no Erfc is needed per conflict; 1 above the grid.
-func (s *search) expectedBound(i int, cj *Change) float64 {
+func (s *search) expectedBound(i int, cj *Change, t *tree, d int) float64 {
 	ci := &s.q.Changes[i]
 	// The numerator of FinishZ: (AT_i + mu_i) − (AT_j + mu_j).
 	num := (ci.Arrival - cj.Arrival) - (cj.BuildMu - ci.BuildMu)
 	den2 := ci.BuildSigma*ci.BuildSigma + cj.BuildSigma*cj.BuildSigma
 	if ci.BuildFamily != BuildNormal || cj.BuildFamily != BuildNormal {
-		num, den2 = changeFinishZ(*ci, *cj), 1 // Z itself (finish.go)
+		num, den2 = normalQuantile(s.finishOf(t, d, i, cj)), 1 // Z itself (finish.go)
 	}
 	var p float64
 	switch {
@@ -588,7 +634,7 @@ func (s *search) levelBound(t *tree, cj Change, d int) float64 {
 	switch {
 	case s.cfg.Policy == PolicyExpected:
 		// The exact P(FT_j < FT_i) of a level is computed when the level is built.
-		return math.Log(s.expectedBound(i, &cj))
+		return math.Log(s.expectedBound(i, &cj, t, d))
 	case t.pb != nil && !math.IsNaN(t.pb[d]):
 		return t.pb[len(t.pend)+d] // its logarithm, stored behind it
 	}
@@ -644,8 +690,7 @@ func (s *search) buildLevel(j int, t *tree, d int) {
 		lv.pb = t.pb[d]
 	}
 	if s.cfg.Policy == PolicyExpected {
-		ci, cj := s.q.Changes[i], s.q.Changes[j]
-		lv.pb = changeFinishBefore(ci, cj)
+		lv.pb = s.finishOf(t, d, i, &s.q.Changes[j])
 	}
 	t.levels = append(t.levels, lv)
 }
@@ -1063,8 +1108,7 @@ func (s *search) logPNeeded(j int, t *tree, a []uint64) float64 {
 			pb = t.pb[d]
 		}
 		if s.cfg.Policy == PolicyExpected && math.IsNaN(pb) {
-			ci, cj := s.q.Changes[i], s.q.Changes[j]
-			pb = changeFinishBefore(ci, cj)
+			pb = s.finishOf(t, d, i, &s.q.Changes[j])
 		}
 		if !math.IsNaN(pb) {
 			switch s.cfg.Policy {
@@ -1090,12 +1134,100 @@ func (s *search) logPNeeded(j int, t *tree, a []uint64) float64 {
 	return lp
 }
 
+// newPre returns a tree's pre slice of n entries, all NaN (unknown).
+func (s *search) newPre(n int) []float64 {
+	start := len(s.preArena)
+	for range n {
+		s.preArena = append(s.preArena, math.NaN())
+	}
+	return s.preArena[start:len(s.preArena):len(s.preArena)]
+}
+
+// finishOf returns P(FT_j < FT_i) for the change i at depth d of change j's tree t, cj
+// its change, keeping it in t.pre (when the tree has one) for the next caller and in
+// the FinishCache (when the config has one) for the next call.
+func (s *search) finishOf(t *tree, d, i int, cj *Change) float64 {
+	if t.pre != nil && t.pre[d] >= 0 {
+		return t.pre[d]
+	}
+	ci := &s.q.Changes[i]
+	var p float64
+	if ci.BuildSigma > 0 && cj.BuildSigma > 0 && (ci.BuildFamily != BuildNormal || cj.BuildFamily != BuildNormal) {
+		c := s.cfg.FinishCache
+		var k finishKey
+		if c != nil {
+			k = keyOf(ci, cj)
+			if v, ok := c.get(k); ok && v.lo == v.hi {
+				p = v.lo
+				goto done
+			}
+		}
+		p = finishBeforeSides(ci.Arrival-cj.Arrival, s.side(i), s.side(t.j), buildTimeOf(*ci), buildTimeOf(*cj))
+		if c != nil {
+			c.put(k, finishVal{p, p})
+		}
+	} else {
+		p = changeFinishBefore(*ci, *cj)
+	}
+done:
+	if t.pre != nil {
+		t.pre[d] = p
+	}
+	return p
+}
+
+// finishBelow is finishBeforeBelow for the changes i ahead and j, with their prepared
+// build times, asking and filling the FinishCache when the config has one.
+func (s *search) finishBelow(i, j int, p0 float64) (bool, float64) {
+	ci, cj := &s.q.Changes[i], &s.q.Changes[j]
+	if !(ci.BuildSigma > 0 && cj.BuildSigma > 0) {
+		p := changeFinishBefore(*ci, *cj)
+		return p < p0, p
+	}
+	c := s.cfg.FinishCache
+	if c == nil {
+		below, p, _, _ := finishBeforeBelowSides(ci.Arrival-cj.Arrival, s.side(i), s.side(j), buildTimeOf(*ci), buildTimeOf(*cj), p0)
+		return below, p
+	}
+	k := keyOf(ci, cj)
+	if v, ok := c.get(k); ok {
+		switch {
+		case v.lo == v.hi:
+			return v.lo < p0, v.lo
+		case v.hi < p0-1e-9:
+			return true, math.NaN()
+		case v.lo > p0+1e-9:
+			return false, math.NaN()
+		}
+	}
+	below, p, lo, hi := finishBeforeBelowSides(ci.Arrival-cj.Arrival, s.side(i), s.side(j), buildTimeOf(*ci), buildTimeOf(*cj), p0)
+	if math.IsNaN(p) {
+		c.put(k, finishVal{lo, hi})
+	} else {
+		c.put(k, finishVal{p, p})
+	}
+	return below, p
+}
+
+// side returns the prepared build time of change i (positive sigma), computed once.
+func (s *search) side(i int) *finishSide {
+	if s.sides == nil {
+		s.sides = make([]finishSide, len(s.q.Changes))
+		s.sided = make([]bool, len(s.q.Changes))
+	}
+	if !s.sided[i] {
+		s.sides[i], s.sided[i] = prepareSide(buildTimeOf(s.q.Changes[i])), true
+	}
+	return &s.sides[i]
+}
+
 // finishZBelow reports whether FinishZ of the ahead change ci and the new change cj is
 // below z0, comparing squares instead of taking a square root.
 func finishZBelow(ci, cj Change, z0 float64) bool {
 	if ci.BuildFamily != BuildNormal || cj.BuildFamily != BuildNormal {
 		// Z < z0 as Phi(Z) < Phi(z0), decided by bounds for most pairs (finish_hermite.go).
-		return finishBeforeBelow(ci, cj, stdNormalCDF(z0))
+		below, _ := finishBeforeBelow(ci, cj, stdNormalCDF(z0))
+		return below
 	}
 	num := (ci.Arrival - cj.Arrival) - (cj.BuildMu - ci.BuildMu)
 	den2 := ci.BuildSigma*ci.BuildSigma + cj.BuildSigma*cj.BuildSigma

@@ -32,7 +32,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 	strategies := &listFlag{split: true}
 	fs.Var(strategies, "strategies", "strategies, comma separated (default all): "+strings.Join(replay.Strategies, ", "))
 	probs := &listFlag{}
-	fs.Var(probs, "probs", "probability source, repeatable: truth, constant:PSUCC,PCONF or bundle:DIR (default truth); with two or more, each is paired with the first")
+	fs.Var(probs, "probs", "probability source, repeatable: truth or constant:PSUCC,PCONF (default truth; bundle:DIR is not implemented yet); with two or more, each is paired with the first")
 	workers := &listFlag{split: true}
 	fs.Var(workers, "workers", "worker counts, comma separated (default: the profile's)")
 	rates := &listFlag{split: true}
