@@ -87,6 +87,10 @@ type PublishOptions struct {
 	Champion bool
 	// Challenger makes the new version the challenger.
 	Challenger bool
+	// At, when not zero, names the new version by this time instead of the clock's
+	// (still never before the newest version of the repository), so that publishing the
+	// same bundle into an empty registry gives the same version name every time.
+	At time.Time
 }
 
 // Publish adds a version of repo to the registry and returns its name. write fills a
@@ -163,7 +167,7 @@ func (r *Registry) Publish(ctx context.Context, repo string, write WriteFunc, m 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for attempt := 0; ; attempt++ {
-		if version, err = r.nextVersionLocked(repo); err != nil {
+		if version, err = r.nextVersionLocked(repo, opts.At); err != nil {
 			return "", fmt.Errorf("registry: publish %s: %w", repo, err)
 		}
 		m.Version = version
@@ -250,8 +254,11 @@ func sealFiles(dir string) (map[string]FileInfo, error) {
 
 // nextVersionLocked returns the name for the next version of repo. The time part never
 // goes below the latest version's, so names sort in publication order.
-func (r *Registry) nextVersionLocked(repo string) (string, error) {
-	t := r.now().UTC().Truncate(time.Second)
+func (r *Registry) nextVersionLocked(repo string, at time.Time) (string, error) {
+	if at.IsZero() {
+		at = r.now()
+	}
+	t := at.UTC().Truncate(time.Second)
 	seq := 1
 	versions, err := r.List(repo)
 	if err != nil {

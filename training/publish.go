@@ -339,8 +339,12 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 	if err != nil {
 		return "", fmt.Errorf("training: encoding the config: %w", err)
 	}
+	trainedAt := cfg.TrainedAt
+	if trainedAt.IsZero() {
+		trainedAt = time.Now()
+	}
 	m := registry.Manifest{
-		TrainedAt:            time.Now().UTC().Truncate(time.Second),
+		TrainedAt:            trainedAt.UTC().Truncate(time.Second),
 		Window:               res.Window,
 		FeatureSchemaHash:    SchemaHash(),
 		FeatureSchemaVersion: features.SchemaVersion,
@@ -382,7 +386,7 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 		m.Extra[ExtraInputFingerprint] = res.InputFingerprint
 	}
 	version, err := reg.Publish(ctx, name, func(dir string) error { return res.WriteFiles(dir) }, m,
-		registry.PublishOptions{Champion: true})
+		registry.PublishOptions{Champion: true, At: cfg.TrainedAt})
 	if err != nil {
 		return version, err
 	}
