@@ -805,3 +805,42 @@ func TestReportNamesVersionAndRejection(t *testing.T) {
 		t.Errorf("versions %v after a rejection, want only %s", vs, v)
 	}
 }
+
+// TestCompareChallengers is issue 15 item 16: compare shows each bundle's challengers
+// on the same rows, with the values Evaluate gives them.
+func TestCompareChallengers(t *testing.T) {
+	h := testHistory(t)
+	res := mustTrain(t, h, testConfig(ChallengerGBMSuccess, ChallengerNGBoostLogNormal))
+	c, err := Compare(context.Background(), res.Models, res.Models, h, EvalOptions{From: res.Cut, Bootstrap: eval.BootstrapConfig{Resamples: 50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	checked := false
+	for _, s := range c.Report.Sections {
+		names = append(names, s.Name)
+		if s.Name != "success challenger (gbm-success)" {
+			continue
+		}
+		for _, m := range s.Metrics {
+			if m.Name == "log loss (nats)" {
+				checked = true
+				want := c.A.Success[ModelGBM].LogLoss
+				if m.Values["A"] != want || m.Values["B"] != want {
+					t.Errorf("challenger log loss A %v B %v, want %v", m.Values["A"], m.Values["B"], want)
+				}
+			}
+		}
+	}
+	if !checked {
+		t.Error("the success challenger section has no log loss row")
+	}
+	for _, want := range []string{"success challenger (gbm-success)", "build time challenger (ngboost-lognormal)"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("compare sections %q lack %q", names, want)
+		}
+	}
+	if _, err := c.Metrics(); err != nil {
+		t.Errorf("Metrics: %v", err)
+	}
+}
