@@ -221,15 +221,17 @@ func RegistryName(repo string) string {
 const ExtraInputFingerprint = "input_fingerprint"
 
 // InputFingerprint combines the fingerprint of a history's data (datasets.Fingerprint)
-// with cfg, as JSON (AsOf, Repo and every other field but Log), into the fingerprint of
-// a training run's inputs: two runs with the same one train the same bundle.
+// with cfg, as JSON (AsOf, Repo and every other field but Log), the feature schema hash
+// and the VCS revision of the running binary into the fingerprint of a training run's
+// inputs: two runs with the same one train the same bundle, and a new trainer build
+// retrains.
 func InputFingerprint(data string, cfg Config) (string, error) {
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return "", fmt.Errorf("training: encoding the config: %w", err)
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "data %s\nconfig %d\n", data, len(b))
+	fmt.Fprintf(h, "data %s\nschema %s\nrevision %s\nconfig %d\n", data, SchemaHash(), registry.VCSRevision(), len(b))
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
