@@ -285,13 +285,17 @@ func ServedBaselines(extra map[string]string) (map[string]string, error) {
 	return out, nil
 }
 
-// Publish checks that each champion of res beats the best baseline of its section on the
-// holdout (see Config.BaselineGate; by default a *BaselineError names the baseline that
-// won), then checks res against the gates of res.Config and the current champion of its
-// repository (under RegistryName(res.Repo)), writes it into reg as a new version, makes that version the champion and
-// keeps the newest Config.Retain versions. A failed gate returns a *GateError and
-// publishes nothing. A champion that cannot be loaded (another feature schema, a bad
-// checksum) is logged and not gated against.
+// Publish refuses a bundle without a model, holdout rows or a finite holdout score
+// (checkServable), checks that each champion of res beats the best baseline of its
+// section on the holdout (see Config.BaselineGate; by default a *BaselineError names the
+// baseline that won), then checks res against the gates of res.Config and the current
+// champion of its repository (under RegistryName(res.Repo)); a gated metric that is NaN
+// fails even without a champion. It then writes res into reg as a new version, whose
+// report names it, makes that version the champion and keeps the newest Config.Retain
+// versions. A refusal publishes nothing, keeps the report with the reason (RejectedDir)
+// and returns a *RejectedError wrapping the *GateError, *BaselineError or ErrGate error.
+// A champion that cannot be loaded (another feature schema, a bad checksum) is logged
+// and not compared with.
 func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, error) {
 	cfg := res.Config
 	log := cfg.log()
