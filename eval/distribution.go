@@ -77,6 +77,10 @@ func (p Predictive) dist(i int) ngboost.Dist {
 // Mean returns the mean of Y at row i: Mu[i], or exp(Mu[i]+Sigma[i]²/2) for a LogNormal.
 func (p Predictive) Mean(i int) float64 { return p.dist(i).Mean() }
 
+// StdDev returns the standard deviation of row i's distribution, in the units of y (for
+// a LogNormal, of y itself, not of log y).
+func (p Predictive) StdDev(i int) float64 { return p.dist(i).StdDev() }
+
 // LogPDF returns the log density of row i's distribution at y; for a LogNormal it is
 // -Inf at y <= 0.
 func (p Predictive) LogPDF(i int, y float64) float64 { return p.dist(i).LogPDF(y) }

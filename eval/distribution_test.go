@@ -163,3 +163,19 @@ func TestParseDistFamilyErrorPrefix(t *testing.T) {
 		t.Errorf(`ParseDistFamily("weibull") = %v, want an error with the eval: prefix naming "weibull"`, err)
 	}
 }
+
+// TestPredictiveStdDev checks StdDev against the closed forms: sigma for a Normal, and
+// sqrt((exp(s²) − 1)·exp(2m + s²)) for a LogNormal of log-mean m and log-sd s.
+func TestPredictiveStdDev(t *testing.T) {
+	const tol = 1e-12 // closed forms, a few operations
+	p := Predictive{Family: FamilyNormal, Mu: []float64{300}, Sigma: []float64{40}}
+	if got := p.StdDev(0); !scalar.EqualWithinAbsOrRel(got, 40, tol, tol) {
+		t.Errorf("Normal StdDev = %v, want 40", got)
+	}
+	m, s := 6.0, 0.5
+	p = Predictive{Family: FamilyLogNormal, Mu: []float64{m}, Sigma: []float64{s}}
+	want := math.Sqrt(math.Expm1(s*s) * math.Exp(2*m+s*s))
+	if got := p.StdDev(0); !scalar.EqualWithinAbsOrRel(got, want, tol, tol) {
+		t.Errorf("LogNormal StdDev = %v, want %v", got, want)
+	}
+}

@@ -87,6 +87,42 @@ type PublishOptions struct {
 	Champion bool
 	// Challenger makes the new version the challenger.
 	Challenger bool
+	// At, when not zero, names the new version by this time instead of the clock's
+	// (still never before the newest version of the repository), so that publishing the
+	// same bundle into an empty registry gives the same version name every time.
+	At time.Time
+	// Version, when set, is the new version's name, so that the files written can name
+	// it (NextVersion gives one; the clock may have moved on since, which is fine). It
+	// must be a valid name after every version of repo;
+	// otherwise, or when another publisher took it first, Publish fails with an error
+	// wrapping ErrInvalidName or fs.ErrExist.
+	Version string
+}
+
+// NextVersion returns the name Publish would give the next version of repo now (at, when
+// not zero, in place of the clock, as PublishOptions.At), for PublishOptions.Version.
+func (r *Registry) NextVersion(repo string, at time.Time) (string, error) {
+	if err := validRepo(repo); err != nil {
+		return "", fmt.Errorf("registry: next version: %w", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, err := r.nextVersionLocked(repo, at)
+	if errors.Is(err, ErrNotFound) {
+		return formatVersion(at0(at, r.now), 1), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("registry: next version of %s: %w", repo, err)
+	}
+	return v, nil
+}
+
+// at0 returns at, or now() when at is zero, truncated to the second in UTC.
+func at0(at time.Time, now func() time.Time) time.Time {
+	if at.IsZero() {
+		at = now()
+	}
+	return at.UTC().Truncate(time.Second)
 }
 
 // Publish adds a version of repo to the registry and returns its name. write fills a
@@ -163,8 +199,21 @@ func (r *Registry) Publish(ctx context.Context, repo string, write WriteFunc, m 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for attempt := 0; ; attempt++ {
-		if version, err = r.nextVersionLocked(repo); err != nil {
+		if version, err = r.nextVersionLocked(repo, opts.At); err != nil {
 			return "", fmt.Errorf("registry: publish %s: %w", repo, err)
+		}
+		if opts.Version != "" {
+			if _, _, err := parseVersion(opts.Version); err != nil {
+				return "", fmt.Errorf("registry: publish %s: %w", repo, err)
+			}
+			vs, err := r.List(repo)
+			if err != nil {
+				return "", fmt.Errorf("registry: publish %s: %w", repo, err)
+			}
+			if n := len(vs); n > 0 && opts.Version <= vs[n-1] {
+				return "", fmt.Errorf("registry: publish %s: %w: version %s is not after the newest version %s", repo, ErrInvalidName, opts.Version, vs[n-1])
+			}
+			version = opts.Version
 		}
 		m.Version = version
 		data, err := m.encode()
@@ -179,8 +228,9 @@ func (r *Registry) Publish(ctx context.Context, repo string, write WriteFunc, m 
 		if err == nil {
 			break
 		}
-		// Another process published this name first: take the next one.
-		if !errors.Is(err, fs.ErrExist) || attempt+1 == maxPublishAttempts {
+		// Another process published this name first: take the next one, unless the
+		// caller chose the name.
+		if !errors.Is(err, fs.ErrExist) || attempt+1 == maxPublishAttempts || opts.Version != "" {
 			return "", fmt.Errorf("registry: publish %s: %w", repo, err)
 		}
 	}
@@ -250,8 +300,11 @@ func sealFiles(dir string) (map[string]FileInfo, error) {
 
 // nextVersionLocked returns the name for the next version of repo. The time part never
 // goes below the latest version's, so names sort in publication order.
-func (r *Registry) nextVersionLocked(repo string) (string, error) {
-	t := r.now().UTC().Truncate(time.Second)
+func (r *Registry) nextVersionLocked(repo string, at time.Time) (string, error) {
+	if at.IsZero() {
+		at = r.now()
+	}
+	t := at.UTC().Truncate(time.Second)
 	seq := 1
 	versions, err := r.List(repo)
 	if err != nil {

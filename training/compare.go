@@ -137,10 +137,45 @@ func Compare(ctx context.Context, a, b *Models, h *datasets.History, opt EvalOpt
 		c.Report.Sections = append(c.Report.Sections, sec)
 		c.Skipped = append(c.Skipped, skipped...)
 	}
+	c.Report.Sections = append(c.Report.Sections, challengerSections(c.A, c.B)...)
 	for _, s := range c.Skipped {
 		opt.log().Warn("difference not bootstrapped", "reason", s)
 	}
 	return c, nil
+}
+
+// challengerSections returns a metrics section for each challenger model that bundle A
+// or B has, on the same rows as the champions (issue 15: compare showed the champions
+// only). The differences are not bootstrapped: a challenger is not what either bundle
+// serves by default.
+func challengerSections(a, b *Evaluation) []report.Section {
+	var out []report.Section
+	note := func(model string) string {
+		return "Challenger " + model + " of each bundle on the same rows (a bundle without it has no value); not served unless routed."
+	}
+	cls := map[string]eval.ClassifierMetrics{}
+	if m, ok := a.Success[ModelGBM]; ok {
+		cls["A"] = m
+	}
+	if m, ok := b.Success[ModelGBM]; ok {
+		cls["B"] = m
+	}
+	if len(cls) > 0 {
+		out = append(out, report.Section{Name: "success challenger (" + ChallengerGBMSuccess + ")", Note: note(ChallengerGBMSuccess),
+			Metrics: report.ClassifierRows(cls)})
+	}
+	dist := map[string]eval.DistributionMetrics{}
+	if m, ok := a.BuildTime[ModelNGBoostLogNormal]; ok {
+		dist["A"] = m
+	}
+	if m, ok := b.BuildTime[ModelNGBoostLogNormal]; ok {
+		dist["B"] = m
+	}
+	if len(dist) > 0 {
+		out = append(out, report.Section{Name: "build time challenger (" + ChallengerNGBoostLogNormal + ")", Note: note(ChallengerNGBoostLogNormal),
+			Metrics: report.DistributionRows("s", dist)})
+	}
+	return out
 }
 
 func (o EvalOptions) log() *slog.Logger {

@@ -220,6 +220,11 @@ type Config struct {
 	// model states for the speculation math ("conflict_prior"), in [0, 1); zero means
 	// DefaultConflictPrior.
 	ConflictPrior float64 `json:"conflict_prior,omitempty"`
+	// TrainedAt is the manifest's trained_at and the time the registry names the version
+	// by ("trained_at", RFC 3339); zero means the time of Publish. A reproducible bundle
+	// (go generate ./internal/defaultbundle) sets it so that every run writes the same
+	// manifest.
+	TrainedAt time.Time `json:"trained_at,omitzero"`
 	// Seed seeds the models' sampling ("seed").
 	Seed uint64 `json:"seed,omitempty"`
 	// Retain is how many versions per repository Publish keeps ("retain"); zero means

@@ -45,7 +45,9 @@
 // what was decided before it, so the scores are those of a scorer whose table is fresh,
 // and a row from after the bundle's window is not scored with statistics that are older
 // than the row. EvalOptions.From (--from) restricts the rows to those submitted after,
-// for example, the bundle's window, so that its training rows are left out.
+// for example, the bundle's window, so that its training rows are left out; the trainer's
+// eval and compare commands default to that (published models are refitted on the whole
+// window, so even its holdout rows are in-sample for them).
 //
 // # Bundle
 //
@@ -60,7 +62,12 @@
 //	devtable.json                      developer table frozen at AsOf (features)
 //	features.json                      the three feature schemas and the combined hash
 //	metrics.json                       holdout metrics, flat, NaN written as null
-//	report.html, *.png                 the evaluation report (eval/report)
+//	report.html, *.png                 the evaluation report (eval/report), titled with
+//	                                   the version (chosen with registry.NextVersion first)
+//
+// A bundle Publish refuses keeps its metrics.json, report (headed by the reason) and
+// reason.txt in RejectedDir of the repository's registry folder, under the name the
+// version would have had; the error is a *RejectedError naming the report.
 //
 // The bundle is published under RegistryName(repo) (the registry allows only
 // [A-Za-z0-9._-] in names; "gradle/gradle" becomes "gradle_gradle"), and the manifest

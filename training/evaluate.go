@@ -3,6 +3,7 @@ package training
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/sqpredict/sqpredict/eval"
@@ -366,7 +367,9 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 				Predicted: mean, Actual: tb.Y, Log: allPositive(mean) && allPositive(tb.Y),
 			})
 		}
+		sec.Metrics = append(sec.Metrics, sizeBucketMetrics(tb, preds)...)
 		sec.Plots = append(sec.Plots, pit, cov)
+		sec.Plots = append(sec.Plots, buildTimeScatters(tb, preds)...)
 		e.Report.Sections = append(e.Report.Sections, sec)
 	}
 	e.Report.Models = []string{roleChampion}
@@ -384,6 +387,174 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 		e.Report.Models = append(e.Report.Models, roleTruth)
 	}
 	return e, nil
+}
+
+// sizeFeature is the build-time feature that measures a build's size: the number of
+// targets the change affects, which the build runs.
+const sizeFeature = "affected_targets"
+
+// featureColumn returns the values of t's feature name, nil when t has no such feature.
+func featureColumn(t *features.Table, name string) []float64 {
+	j := slices.Index(t.Schema.Names, name)
+	if j < 0 {
+		return nil
+	}
+	nf := t.Schema.NFeatures()
+	out := make([]float64, t.NRows())
+	for r := range out {
+		out[r] = t.X[r*nf+j]
+	}
+	return out
+}
+
+// sizeBuckets splits the rows with a known size into up to four buckets at the
+// quartiles of the size (equal sizes stay in one bucket), and returns each bucket's
+// rows and a label such as "3–7 targets".
+func sizeBuckets(size []float64) (rows [][]int, labels []string) {
+	var known []float64
+	for _, v := range size {
+		if !math.IsNaN(v) {
+			known = append(known, v)
+		}
+	}
+	if len(known) == 0 {
+		return nil, nil
+	}
+	slices.Sort(known)
+	var edges []float64 // upper bounds, inclusive
+	for _, q := range []float64{0.25, 0.5, 0.75, 1} {
+		v := known[min(len(known)-1, int(math.Ceil(q*float64(len(known))))-1)]
+		if len(edges) == 0 || v > edges[len(edges)-1] {
+			edges = append(edges, v)
+		}
+	}
+	rows = make([][]int, len(edges))
+	for r, v := range size {
+		if math.IsNaN(v) {
+			continue
+		}
+		k, _ := slices.BinarySearch(edges, v)
+		rows[k] = append(rows[k], r)
+	}
+	lo := known[0]
+	for k, hi := range edges {
+		if k > 0 {
+			lo = edges[k-1] + 1 // sizes are counts
+		}
+		if lo >= hi {
+			unit := "targets"
+			if hi == 1 {
+				unit = "target"
+			}
+			labels = append(labels, fmt.Sprintf("%g %s", hi, unit))
+		} else {
+			labels = append(labels, fmt.Sprintf("%g–%g targets", lo, hi))
+		}
+	}
+	return rows, labels
+}
+
+// sizeBucketMetrics returns, for each build-size bucket (sizeBuckets of sizeFeature),
+// the MAPE of the mean and the 80% and 95% interval coverage of the champion, the
+// challenger and the truth: a model good on average can be poor on the large builds
+// that cost the most. None when the rows have no size.
+func sizeBucketMetrics(tb *features.Table, preds map[string]eval.Predictive) []report.Metric {
+	size := featureColumn(tb, sizeFeature)
+	if size == nil {
+		return nil
+	}
+	buckets, labels := sizeBuckets(size)
+	var out []report.Metric
+	for k, rows := range buckets {
+		if len(rows) == 0 {
+			continue
+		}
+		name := fmt.Sprintf("%s (%d rows)", labels[k], len(rows))
+		mape := report.Metric{Name: "MAPE of mean (%), " + name, Better: "lower", Values: map[string]float64{}}
+		c80 := report.Metric{Name: "80% interval coverage, " + name, Values: map[string]float64{}}
+		c95 := report.Metric{Name: "95% interval coverage, " + name, Values: map[string]float64{}}
+		for model, p := range preds {
+			role := roleOf(model)
+			if role != roleChampion && role != roleChallenger && role != roleTruth {
+				continue
+			}
+			var ape float64
+			var nAPE, in80, in95 int
+			for _, r := range rows {
+				y := tb.Y[r]
+				if y != 0 {
+					ape += 100 * math.Abs(p.Mean(r)-y) / math.Abs(y)
+					nAPE++
+				}
+				if y >= p.Quantile(r, 0.1) && y <= p.Quantile(r, 0.9) {
+					in80++
+				}
+				if y >= p.Quantile(r, 0.025) && y <= p.Quantile(r, 0.975) {
+					in95++
+				}
+			}
+			mape.Values[role] = math.NaN()
+			if nAPE > 0 {
+				mape.Values[role] = ape / float64(nAPE)
+			}
+			c80.Values[role] = float64(in80) / float64(len(rows))
+			c95.Values[role] = float64(in95) / float64(len(rows))
+		}
+		out = append(out, mape, c80, c95)
+	}
+	return out
+}
+
+// buildTimeScatters returns the diagnostic scatters of the build-time models: the
+// residual (actual − predicted mean) against the speculation height, where a model that
+// ignores the height shows a trend, and the predicted standard deviation against the
+// build size. A plot whose feature is missing in every row is left out.
+func buildTimeScatters(tb *features.Table, preds map[string]eval.Predictive) []report.Plot {
+	var out []report.Plot
+	models := []string{ModelNGBoost, ModelNGBoostLogNormal}
+	scatter := func(xs []float64, y func(p eval.Predictive, r int) float64) []report.ScatterSeries {
+		var series []report.ScatterSeries
+		for _, model := range models {
+			p, ok := preds[model]
+			if !ok {
+				continue
+			}
+			s := report.ScatterSeries{Model: roleOf(model)}
+			for r, x := range xs {
+				if v := y(p, r); !math.IsNaN(x) && !math.IsNaN(v) && !math.IsInf(v, 0) {
+					s.X, s.Y = append(s.X, x), append(s.Y, v)
+				}
+			}
+			if len(s.X) > 0 {
+				series = append(series, s)
+			}
+		}
+		return series
+	}
+	if h := featureColumn(tb, "speculation_height"); h != nil {
+		if s := scatter(h, func(p eval.Predictive, r int) float64 { return tb.Y[r] - p.Mean(r) }); len(s) > 0 {
+			out = append(out, &report.Scatter{
+				Title: "build time: residual against speculation height", XLabel: "speculation height (changes ahead on the build's path)",
+				YLabel: "actual − predicted mean (s)", Series: s, HasRefY: true, JitterX: 0.15,
+				Note: "Each point is a holdout build. Points above the dashed line took longer than predicted; a trend with the height means the model misses how the path's length changes build time.",
+			})
+		}
+	}
+	if size := featureColumn(tb, sizeFeature); size != nil {
+		// Sizes are skewed counts that may be 0: 1 + size on a log axis.
+		one := make([]float64, len(size))
+		for i, v := range size {
+			one[i] = 1 + v
+		}
+		if s := scatter(one, func(p eval.Predictive, r int) float64 { return p.StdDev(r) }); len(s) > 0 {
+			out = append(out, &report.Scatter{
+				Title: "build time: predicted sigma against size", XLabel: "1 + affected targets (log scale)", YLabel: "predicted standard deviation (s)",
+				Series: s, LogX: true,
+				Note: "Each point is a holdout build: the standard deviation of its predicted build-time distribution against the number of targets the change affects. Larger builds should be less certain.",
+			})
+		}
+	}
+	return out
 }
 
 // Report columns: the models of a section by the part they play, so that the success and

@@ -222,15 +222,17 @@ func RegistryName(repo string) string {
 const ExtraInputFingerprint = "input_fingerprint"
 
 // InputFingerprint combines the fingerprint of a history's data (datasets.Fingerprint)
-// with cfg, as JSON (AsOf, Repo and every other field but Log), into the fingerprint of
-// a training run's inputs: two runs with the same one train the same bundle.
+// with cfg, as JSON (AsOf, Repo and every other field but Log), the feature schema hash
+// and the VCS revision of the running binary into the fingerprint of a training run's
+// inputs: two runs with the same one train the same bundle, and a new trainer build
+// retrains.
 func InputFingerprint(data string, cfg Config) (string, error) {
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return "", fmt.Errorf("training: encoding the config: %w", err)
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "data %s\nconfig %d\n", data, len(b))
+	fmt.Fprintf(h, "data %s\nschema %s\nrevision %s\nconfig %d\n", data, SchemaHash(), registry.VCSRevision(), len(b))
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -278,20 +280,32 @@ func ServedBaselines(extra map[string]string) (map[string]string, error) {
 	return m, bundleErr(err)
 }
 
-// Publish checks that each champion of res beats the best baseline of its section on the
-// holdout (see Config.BaselineGate; by default a *BaselineError names the baseline that
-// won), then checks res against the gates of res.Config and the current champion of its
-// repository (under RegistryName(res.Repo)), writes it into reg as a new version, makes that version the champion and
-// keeps the newest Config.Retain versions. A failed gate returns a *GateError and
-// publishes nothing. A champion that cannot be loaded (another feature schema, a bad
-// checksum) is logged and not gated against.
+// Publish refuses a bundle without a model, holdout rows or a finite holdout score
+// (checkServable), checks that each champion of res beats the best baseline of its
+// section on the holdout (see Config.BaselineGate; by default a *BaselineError names the
+// baseline that won), then checks res against the gates of res.Config and the current
+// champion of its repository (under RegistryName(res.Repo)); a gated metric that is NaN
+// fails even without a champion. It then writes res into reg as a new version, whose
+// report names it, makes that version the champion and keeps the newest Config.Retain
+// versions. A refusal publishes nothing, keeps the report with the reason (RejectedDir)
+// and returns a *RejectedError wrapping the *GateError, *BaselineError or ErrGate error.
+// A champion that cannot be loaded (another feature schema, a bad checksum) is logged
+// and not compared with.
 func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, error) {
 	cfg := res.Config
 	log := cfg.log()
 	metrics := res.Metrics()
 	name := RegistryName(res.Repo)
+	// The version is chosen first so that the report can name it.
+	version, err := reg.NextVersion(name, cfg.TrainedAt)
+	if err != nil {
+		return "", fmt.Errorf("training: %w", err)
+	}
+	ev := *res.Holdout
+	ev.Report.Title = fmt.Sprintf("sqpredict bundle %s %s", name, version)
+	reject := func(err error) error { return rejected(reg, name, version, res, &ev, cfg.retain(), err) }
 	if err := checkServable(res, metrics); err != nil {
-		return "", err
+		return "", reject(err)
 	}
 	var served []string
 	if f := CheckBaselines(res.Holdout); len(f) > 0 {
@@ -304,7 +318,7 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 			}
 			log.Warn("champions do not beat the best baselines; the bundle serves the baselines", "repo", res.Repo, "served", strings.Join(served, " "))
 		default:
-			return "", &BaselineError{Repo: res.Repo, Failures: f}
+			return "", reject(&BaselineError{Repo: res.Repo, Failures: f})
 		}
 	}
 	// Without a loadable champion only the undefined metrics can fail their gates.
@@ -321,7 +335,7 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 		return "", fmt.Errorf("training: reading the champion of %s: %w", res.Repo, err)
 	}
 	if f := CheckGates(champMetrics, metrics, cfg.gates()); len(f) > 0 {
-		return "", &GateError{Repo: res.Repo, Champion: champ, Failures: f}
+		return "", reject(&GateError{Repo: res.Repo, Champion: champ, Failures: f})
 	}
 
 	finite := map[string]float64{}
@@ -334,8 +348,12 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 	if err != nil {
 		return "", fmt.Errorf("training: encoding the config: %w", err)
 	}
+	trainedAt := cfg.TrainedAt
+	if trainedAt.IsZero() {
+		trainedAt = time.Now()
+	}
 	m := registry.Manifest{
-		TrainedAt:            time.Now().UTC().Truncate(time.Second),
+		TrainedAt:            trainedAt.UTC().Truncate(time.Second),
 		Window:               res.Window,
 		FeatureSchemaHash:    SchemaHash(),
 		FeatureSchemaVersion: features.SchemaVersion,
@@ -376,8 +394,8 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 	if res.InputFingerprint != "" {
 		m.Extra[ExtraInputFingerprint] = res.InputFingerprint
 	}
-	version, err := reg.Publish(ctx, name, func(dir string) error { return res.WriteFiles(dir) }, m,
-		registry.PublishOptions{Champion: true})
+	write := func(dir string) error { return res.writeFiles(dir, &ev) }
+	version, err = reg.Publish(ctx, name, write, m, registry.PublishOptions{Champion: true, At: cfg.TrainedAt, Version: version})
 	if err != nil {
 		return version, err
 	}
@@ -427,7 +445,10 @@ func rowsText(m map[string]int) string {
 
 // WriteFiles writes the files of res's bundle into dir: the models, the developer
 // table, features.json, metrics.json and the report (see the package documentation).
-func (res *Result) WriteFiles(dir string) error {
+func (res *Result) WriteFiles(dir string) error { return res.writeFiles(dir, res.Holdout) }
+
+// writeFiles is WriteFiles with the evaluation (metrics and report) e.
+func (res *Result) writeFiles(dir string, e *Evaluation) error {
 	files, err := res.Models.Files()
 	if err != nil {
 		return err
@@ -440,8 +461,60 @@ func (res *Result) WriteFiles(dir string) error {
 			return fmt.Errorf("training: %w", err)
 		}
 	}
-	return writeEvaluation(dir, res.Holdout)
+	return writeEvaluation(dir, e)
 }
+
+// RejectedDir is the folder, inside a repository's folder of the registry, that keeps
+// the reports of the bundles Publish refused, one subfolder per refusal named as the
+// version would have been.
+const RejectedDir = "rejected"
+
+// rejected writes the metrics and the report of a refused bundle, with the reason at
+// its head, into the registry's RejectedDir of the repository, keeps the newest retain
+// of them, and returns why (err, still matching errors.Is and errors.As) with where the
+// report is. A failure to write is logged and does not hide err.
+func rejected(reg *registry.Registry, name, version string, res *Result, ev *Evaluation, retain int, why error) error {
+	log := res.Config.log()
+	root := filepath.Join(reg.Dir(), name, RejectedDir)
+	dir := filepath.Join(root, version)
+	e := *ev
+	e.Report.Title = fmt.Sprintf("sqpredict bundle %s %s: REJECTED", name, version)
+	e.Report.Notice = "Rejected, not published: " + why.Error()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		log.Warn("writing the rejected bundle's report failed", "err", err)
+		return why
+	}
+	err := writeEvaluation(dir, &e)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "reason.txt"), []byte(why.Error()+"\n"), 0o644)
+	}
+	if err != nil {
+		log.Warn("writing the rejected bundle's report failed", "dir", dir, "err", err)
+		return why
+	}
+	if entries, err := os.ReadDir(root); err == nil && len(entries) > retain {
+		for _, old := range entries[:len(entries)-retain] { // names sort by time
+			if err := os.RemoveAll(filepath.Join(root, old.Name())); err != nil {
+				log.Warn("removing an old rejected report failed", "dir", old.Name(), "err", err)
+			}
+		}
+	}
+	log.Warn("bundle rejected; its report says why", "repo", name, "report", filepath.Join(dir, report.HTMLFile))
+	return &RejectedError{Err: why, Report: filepath.Join(dir, report.HTMLFile)}
+}
+
+// RejectedError is a bundle Publish refused: Err says why (a *GateError, a
+// *BaselineError or an error wrapping ErrGate), and Report is the report kept for it.
+type RejectedError struct {
+	Err    error
+	Report string
+}
+
+// Error implements error.
+func (e *RejectedError) Error() string { return e.Err.Error() + " (report: " + e.Report + ")" }
+
+// Unwrap returns Err.
+func (e *RejectedError) Unwrap() error { return e.Err }
 
 // writeEvaluation writes metrics.json and the report of e into dir.
 func writeEvaluation(dir string, e *Evaluation) error {

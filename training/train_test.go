@@ -764,3 +764,93 @@ func TestMissingFeatures(t *testing.T) {
 		t.Errorf("Train with AllowMissingFeatures = %v", err)
 	}
 }
+
+// TestReportNamesVersionAndRejection is issue 15 item 16: a published bundle's report
+// names its version, and a refused bundle keeps a report whose head says why.
+func TestReportNamesVersionAndRejection(t *testing.T) {
+	res := mustTrain(t, testHistory(t), testConfig())
+	reg, err := registry.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mustPublish(t, reg, res)
+	page, err := os.ReadFile(filepath.Join(reg.Dir(), "go", "versions", v, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "<h1>sqpredict bundle go "+v+"</h1>") {
+		t.Errorf("the published report does not name version %s", v)
+	}
+	if strings.Contains(res.Holdout.Report.Title, v) {
+		t.Errorf("Publish changed the caller's Result (report title %q)", res.Holdout.Report.Title)
+	}
+
+	worse := *res
+	ev := *res.Holdout
+	ev.Success = maps.Clone(res.Holdout.Success)
+	m := ev.Success[ModelLogistic]
+	m.LogLoss *= 1.5
+	ev.Success[ModelLogistic] = m
+	worse.Holdout = &ev
+	worse.Config.BaselineGate = BaselineGateOff
+	_, err = Publish(context.Background(), reg, &worse)
+	var re *RejectedError
+	var ge *GateError
+	if !errors.As(err, &re) || !errors.As(err, &ge) || !errors.Is(err, ErrGate) {
+		t.Fatalf("Publish(worse) = %v, want a *RejectedError around a *GateError", err)
+	}
+	if filepath.Dir(filepath.Dir(re.Report)) != filepath.Join(reg.Dir(), "go", RejectedDir) {
+		t.Errorf("rejected report at %s, want under %s", re.Report, filepath.Join(reg.Dir(), "go", RejectedDir))
+	}
+	page, err = os.ReadFile(re.Report)
+	if err != nil {
+		t.Fatalf("the rejected bundle's report: %v", err)
+	}
+	for _, want := range []string{"REJECTED", "Rejected, not published", "success.log_loss"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the rejected report lacks %q", want)
+		}
+	}
+	if vs, _ := reg.List("go"); len(vs) != 1 {
+		t.Errorf("versions %v after a rejection, want only %s", vs, v)
+	}
+}
+
+// TestCompareChallengers is issue 15 item 16: compare shows each bundle's challengers
+// on the same rows, with the values Evaluate gives them.
+func TestCompareChallengers(t *testing.T) {
+	h := testHistory(t)
+	res := mustTrain(t, h, testConfig(ChallengerGBMSuccess, ChallengerNGBoostLogNormal))
+	c, err := Compare(context.Background(), res.Models, res.Models, h, EvalOptions{From: res.Cut, Bootstrap: eval.BootstrapConfig{Resamples: 50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	checked := false
+	for _, s := range c.Report.Sections {
+		names = append(names, s.Name)
+		if s.Name != "success challenger (gbm-success)" {
+			continue
+		}
+		for _, m := range s.Metrics {
+			if m.Name == "log loss (nats)" {
+				checked = true
+				want := c.A.Success[ModelGBM].LogLoss
+				if m.Values["A"] != want || m.Values["B"] != want {
+					t.Errorf("challenger log loss A %v B %v, want %v", m.Values["A"], m.Values["B"], want)
+				}
+			}
+		}
+	}
+	if !checked {
+		t.Error("the success challenger section has no log loss row")
+	}
+	for _, want := range []string{"success challenger (gbm-success)", "build time challenger (ngboost-lognormal)"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("compare sections %q lack %q", names, want)
+		}
+	}
+	if _, err := c.Metrics(); err != nil {
+		t.Errorf("Metrics: %v", err)
+	}
+}

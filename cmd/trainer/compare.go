@@ -59,6 +59,10 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	}
 	c.Report.Subtitle = fmt.Sprintf("A = %s %s, B = %s %s; %s %s", ba.Manifest.Repo, ba.Manifest.Version, bb.Manifest.Repo, bb.Manifest.Version,
 		strings.Replace(rows, "the bundle's", "the later bundle's", 1), c.Report.Subtitle)
+	if *ef.inSample {
+		c.Report.Notice = rows
+	}
+	c.Report.Title = fmt.Sprintf("sqpredict comparison: B − A (A = %s, B = %s)", ba.Manifest.Version, bb.Manifest.Version)
 	fmt.Fprintf(e.stderr, "compare: %s\n", rows)
 	if err := report.Write(*out, c.Report); err != nil {
 		return err

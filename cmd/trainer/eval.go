@@ -132,6 +132,9 @@ func runEval(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	ev.Report.Subtitle = rows + " " + ev.Report.Subtitle
+	if *ef.inSample {
+		ev.Report.Notice = rows
+	}
 	metrics := ev.Metrics()
 	get := func(k string) float64 {
 		if v, ok := metrics[k]; ok {

@@ -90,12 +90,16 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer cleanup()
+	shown := *train // what messages call the table
+	if shown == "-" {
+		shown = "standard input"
+	}
 	*train = trainPath
 	header, err := columnar.Header(*train)
 	if err != nil {
 		return err
 	}
-	cols, truth, err := chooseColumns(header, *train, *target, features.values, drop.values, categorical.values)
+	cols, truth, err := chooseColumns(header, shown, *target, features.values, drop.values, categorical.values)
 	if err != nil {
 		return err
 	}
@@ -129,7 +133,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s on %s: %d rows, %d features, target %s\n", f.name, *train, len(in.y), len(names), *target)
+	fmt.Fprintf(e.stdout, "%s on %s: %d rows, %d features, target %s\n", f.name, shown, len(in.y), len(names), *target)
 	if err := m.summary(e.stdout); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/robfig/cron/v3"
 
@@ -94,11 +95,14 @@ func scheduledRun(ctx context.Context, e *env, history string, lenient bool, reg
 		}
 		c := cfg
 		c.Repo = repo
-		if latest {
+		switch {
+		case latest:
 			if c.AsOf, err = training.LatestSubmission(h, repo); err != nil {
 				e.log.Error("training failed", "repo", repo, "err", err)
 				continue
 			}
+		case c.AsOf.IsZero(): // --as-of now: this run's time, also in the fingerprint
+			c.AsOf = time.Now().UTC()
 		}
 		fp, err := training.InputFingerprint(data, c)
 		if err != nil {

@@ -70,7 +70,7 @@ func (f *trainFlags) trainingConfig(e *env) (cfg training.Config, latest bool, e
 	case "latest":
 		latest = true
 	case "now":
-		cfg.AsOf = time.Now().UTC()
+		cfg.AsOf = time.Time{} // training.Train's zero: the time each run starts
 	default:
 		if cfg.AsOf, err = time.Parse(time.RFC3339, *f.asOf); err != nil {
 			return cfg, false, fmt.Errorf("%w: --as-of is latest, now or an RFC 3339 time: %w", errUsage, err)

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -26,7 +27,7 @@ const DPI = 96
 // the PNG readable and its size bounded.
 const MaxScatterPoints = 3000
 
-// Plot is one figure of a section. The implementations are Reliability,
+// Plot is one figure of a section. The implementations are Reliability, Scatter,
 // PredictedActual, PITHistogram and Coverage.
 type Plot interface {
 	// kind names the figure type in file names.
@@ -230,7 +231,7 @@ func (p PredictedActual) build() ([]*plot.Plot, vg.Length, vg.Length, error) {
 	if p.Log {
 		for _, a := range []*plot.Axis{&pl.X, &pl.Y} {
 			a.Scale = plot.LogScale{}
-			a.Tick.Marker = plot.LogTicks{Prec: -1}
+			a.Tick.Marker = logTicks{}
 		}
 	}
 	pl.Add(plotter.NewGrid())
@@ -252,6 +253,107 @@ func (p PredictedActual) build() ([]*plot.Plot, vg.Length, vg.Length, error) {
 	pl.Legend.Add("y = x", diag)
 	legendAt(pl, true)
 	return []*plot.Plot{pl}, 6.5 * vg.Inch, 6 * vg.Inch, nil
+}
+
+// Scatter is a scatter of Y against X for one or more series (residuals against
+// speculation height, predicted sigma against build size), with an optional dashed
+// horizontal reference line.
+type Scatter struct {
+	// Title is the figure title.
+	Title string
+	// XLabel and YLabel name the axes, with units.
+	XLabel, YLabel string
+	// Series holds the points of each model; X and Y of a series have the same length.
+	Series []ScatterSeries
+	// RefY, when HasRefY, draws a dashed horizontal line at y = RefY (0 for residuals).
+	RefY    float64
+	HasRefY bool
+	// JitterX moves each point by a fixed pseudo-random amount in [-JitterX, JitterX]
+	// along x, so that rows at the same integer x (a speculation height) stay visible.
+	JitterX float64
+	// LogX and LogY draw that axis on a log scale; its values must then be positive.
+	LogX, LogY bool
+	// Note is added to the caption: what a point is and how to read the figure.
+	Note string
+}
+
+// ScatterSeries is one model's points.
+type ScatterSeries struct {
+	Model string
+	X, Y  []float64
+}
+
+func (s Scatter) kind() string  { return "scatter" }
+func (s Scatter) title() string { return s.Title }
+func (s Scatter) caption() string {
+	c := s.Note
+	for _, se := range s.Series {
+		if len(se.X) > MaxScatterPoints {
+			c += fmt.Sprintf(" A fixed random sample of %d of the %d rows of each series is drawn.", MaxScatterPoints, len(se.X))
+			break
+		}
+	}
+	if s.JitterX > 0 {
+		c += fmt.Sprintf(" Points are spread by up to ±%g along x so that equal values stay visible.", s.JitterX)
+	}
+	return strings.TrimSpace(c)
+}
+
+func (s Scatter) build() ([]*plot.Plot, vg.Length, vg.Length, error) {
+	if len(s.Series) == 0 {
+		return nil, 0, 0, fmt.Errorf("%w: no series", ErrNoData)
+	}
+	pl := newPlot(s.Title)
+	pl.X.Label.Text, pl.Y.Label.Text = s.XLabel, s.YLabel
+	if s.LogX {
+		pl.X.Scale, pl.X.Tick.Marker = plot.LogScale{}, logTicks{}
+	}
+	if s.LogY {
+		pl.Y.Scale, pl.Y.Tick.Marker = plot.LogScale{}, logTicks{}
+	}
+	pl.Add(plotter.NewGrid())
+	xlo, xhi := math.Inf(1), math.Inf(-1)
+	rng := rand.New(rand.NewPCG(3, 5))
+	for si, se := range s.Series {
+		n := len(se.X)
+		if len(se.Y) != n {
+			return nil, 0, 0, fmt.Errorf("%w: series %q has %d x and %d y values", ErrInput, se.Model, n, len(se.Y))
+		}
+		if n == 0 {
+			return nil, 0, 0, fmt.Errorf("%w: series %q has no points", ErrNoData, se.Model)
+		}
+		rows := sampleRows(n, MaxScatterPoints)
+		pts := make(plotter.XYs, 0, len(rows))
+		for _, i := range rows {
+			x, y := se.X[i], se.Y[i]
+			if !finite(x, y) {
+				return nil, 0, 0, fmt.Errorf("%w: series %q, row %d: x %v, y %v", ErrNotFinite, se.Model, i, x, y)
+			}
+			if s.LogX && !(x > 0) || s.LogY && !(y > 0) {
+				return nil, 0, 0, fmt.Errorf("%w: series %q, row %d: x %v, y %v not positive on a log axis", ErrInput, se.Model, i, x, y)
+			}
+			if s.JitterX > 0 {
+				x += s.JitterX * (2*rng.Float64() - 1)
+			}
+			xlo, xhi = min(xlo, x), max(xhi, x)
+			pts = append(pts, plotter.XY{X: x, Y: y})
+		}
+		sc := mustScatter(pts)
+		sc.GlyphStyle = draw.GlyphStyle{Color: withAlpha(seriesColor(si), 0x70), Radius: vg.Points(1.8), Shape: draw.CircleGlyph{}}
+		pl.Add(sc)
+		label := fmt.Sprintf("%s: %d rows", se.Model, n)
+		if len(rows) < n {
+			label = fmt.Sprintf("%s: %d of %d rows", se.Model, len(rows), n)
+		}
+		pl.Legend.Add(label, sc)
+	}
+	if s.HasRefY {
+		ref := mustLine(plotter.XYs{{X: xlo, Y: s.RefY}, {X: xhi, Y: s.RefY}})
+		ref.LineStyle = draw.LineStyle{Color: grey, Width: vg.Points(1.2), Dashes: dashed}
+		pl.Add(ref)
+	}
+	legendAt(pl, false)
+	return []*plot.Plot{pl}, 6.5 * vg.Inch, 4.5 * vg.Inch, nil
 }
 
 // sampleRows returns k of the n row indices in increasing order, drawn without
@@ -436,8 +538,32 @@ func (f forest) kind() string  { return "forest" }
 func (f forest) title() string { return f.Title }
 func (f forest) caption() string {
 	return fmt.Sprintf("Difference %s − %s of each metric as a percentage of |%s|, with its %s paired-bootstrap interval "+
-		"(metrics where %s is 0 are left out). Green: %s significantly better; red: significantly worse; grey: interval contains 0.",
-		f.B, f.A, f.A, levelText(f.Diffs), f.A, f.B)
+		"(metrics where %s is 0 are left out). Green: %s significantly better; red: significantly worse; grey: interval contains 0. "+
+		"The axis is set by the typical metric (%g times the median extent), so that one unstable metric does not squeeze "+
+		"the others onto the zero line: an interval beyond it ends in a triangle at the edge, and its metric is marked \"(clipped)\" "+
+		"(the table above has its values).",
+		f.B, f.A, f.A, levelText(f.Diffs), f.A, f.B, forestClip)
+}
+
+// forestClip is how many times the median extent of the differences (the largest
+// absolute value of a row's interval and estimate) the forest plot's axis reaches.
+const forestClip = 3.0
+
+// robustLimit returns the half-width of the forest plot's axis for rows of the given
+// extents: the largest extent when it is within forestClip times the median, else that
+// bound (issue 15: one unstable metric squeezed every other effect onto the zero line).
+func robustLimit(extents []float64) float64 {
+	s := slices.Clone(extents)
+	slices.Sort(s)
+	n := len(s)
+	med := s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	if lim := forestClip * med; lim > 0 && s[n-1] > lim {
+		return lim
+	}
+	return s[n-1]
 }
 
 func levelText(ds []Difference) string {
@@ -478,29 +604,55 @@ func (f forest) build() ([]*plot.Plot, vg.Length, vg.Length, error) {
 	if len(rows) == 0 {
 		return nil, 0, 0, fmt.Errorf("%w: no difference with a nonzero value of %s", ErrNoData, f.A)
 	}
+	extents := make([]float64, len(rows))
+	for k, r := range rows {
+		extents[k] = max(math.Abs(r.lo), math.Abs(r.hi), math.Abs(r.d))
+	}
+	lim := robustLimit(extents)
+	clipped := make([]bool, len(rows))
+	for k := range rows {
+		if extents[k] > lim {
+			clipped[k] = true
+			names[k] += " (clipped)"
+		}
+	}
 	pl := newPlot(f.Title)
 	pl.X.Label.Text = fmt.Sprintf("(%s − %s) / |%s|, %%", f.B, f.A, f.A)
 	// The first metric is drawn at the top.
 	slices.Reverse(rows)
 	slices.Reverse(names)
+	slices.Reverse(clipped)
 	pl.NominalY(names...)
 	pl.Add(plotter.NewGrid())
 	zero := mustLine(plotter.XYs{{X: 0, Y: -0.5}, {X: 0, Y: float64(len(rows)) - 0.5}})
 	zero.LineStyle = draw.LineStyle{Color: grey, Width: vg.Points(1), Dashes: dashed}
 	pl.Add(zero)
+	clamp := func(v float64) float64 { return min(max(v, -lim), lim) }
 	for k, r := range rows {
 		y := float64(k)
-		bar := mustLine(plotter.XYs{{X: r.lo, Y: y}, {X: r.hi, Y: y}})
+		bar := mustLine(plotter.XYs{{X: clamp(r.lo), Y: y}, {X: clamp(r.hi), Y: y}})
 		bar.LineStyle = draw.LineStyle{Color: r.c, Width: vg.Points(2)}
-		pt := mustScatter(plotter.XYs{{X: r.d, Y: y}})
-		pt.GlyphStyle = draw.GlyphStyle{Color: r.c, Radius: vg.Points(3.5), Shape: draw.BoxGlyph{}}
-		pl.Add(bar, pt)
+		pl.Add(bar)
+		if r.d == clamp(r.d) {
+			pt := mustScatter(plotter.XYs{{X: r.d, Y: y}})
+			pt.GlyphStyle = draw.GlyphStyle{Color: r.c, Radius: vg.Points(3.5), Shape: draw.BoxGlyph{}}
+			pl.Add(pt)
+		}
+		if clipped[k] {
+			for _, v := range []float64{r.lo, r.hi, r.d} {
+				if v != clamp(v) {
+					tri := mustScatter(plotter.XYs{{X: clamp(v), Y: y}})
+					tri.GlyphStyle = draw.GlyphStyle{Color: r.c, Radius: vg.Points(4.5), Shape: draw.TriangleGlyph{}}
+					pl.Add(tri)
+				}
+			}
+		}
 	}
 	pl.Y.Min, pl.Y.Max = -0.7, float64(len(rows))-0.3
 	// Room on both sides so that no interval ends on the frame, and 0 always shown.
 	xmin, xmax := 0.0, 0.0
 	for _, r := range rows {
-		xmin, xmax = min(xmin, r.lo, r.d), max(xmax, r.hi, r.d)
+		xmin, xmax = min(xmin, clamp(r.lo), clamp(r.d)), max(xmax, clamp(r.hi), clamp(r.d))
 	}
 	pad := 0.08 * (xmax - xmin)
 	if pad == 0 {
@@ -538,6 +690,48 @@ func render(p Plot) (png []byte, wPx, hPx int, err error) {
 	}
 	b := c.Image().Bounds()
 	return buf.Bytes(), b.Dx(), b.Dy(), nil
+}
+
+// logTicks marks a logarithmic axis with labelled ticks at 1, 2 and 5 times the powers
+// of ten in range (every digit when that gives fewer than three labels), and unlabelled
+// ticks at the other digits. gonum's LogTicks labels powers of ten only, so an axis
+// spanning less than a decade (most build times) had no number at all (issue 15).
+type logTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) || math.IsInf(hi, 0) {
+		return nil
+	}
+	build := func(labelled []int) []plot.Tick {
+		var ticks []plot.Tick
+		for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+			p := math.Pow(10, e)
+			for d := 1; d <= 9; d++ {
+				v := float64(d) * p
+				if v < lo*(1-1e-12) || v > hi*(1+1e-12) {
+					continue
+				}
+				t := plot.Tick{Value: v}
+				if slices.Contains(labelled, d) {
+					t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+				}
+				ticks = append(ticks, t)
+			}
+		}
+		return ticks
+	}
+	ticks := build([]int{1, 2, 5})
+	n := 0
+	for _, t := range ticks {
+		if t.Label != "" {
+			n++
+		}
+	}
+	if n < 3 {
+		ticks = build([]int{1, 2, 3, 4, 5, 6, 7, 8, 9})
+	}
+	return ticks
 }
 
 // tenths marks a probability axis every 0.1.

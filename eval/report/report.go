@@ -36,6 +36,9 @@ type Input struct {
 	// Title heads the page; Subtitle (optional) is a line below it, e.g. the repository,
 	// data window and version.
 	Title, Subtitle string
+	// Notice (optional) is a highlighted paragraph under the subtitle, e.g. why a bundle
+	// was rejected or that the scores are in-sample.
+	Notice string
 	// Models names the value columns of the metrics tables in order: the champion first,
 	// then the challengers. Every Metric.Values key must be one of them.
 	Models []string
@@ -147,6 +150,7 @@ type figure struct {
 
 type pageData struct {
 	Title, Subtitle string
+	Notice          string
 	Models          []string
 	A, B            string
 	Sections        []sectionData
@@ -177,7 +181,7 @@ type diffData struct {
 
 // build checks in, renders every figure and lays out the page.
 func build(in Input) (pageData, []*figure, error) {
-	page := pageData{Title: in.Title, Subtitle: in.Subtitle, Models: in.Models, A: in.A, B: in.B}
+	page := pageData{Title: in.Title, Subtitle: in.Subtitle, Notice: in.Notice, Models: in.Models, A: in.A, B: in.B}
 	if page.A == "" {
 		page.A = "A"
 	}
@@ -346,6 +350,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; color: #222; }
 h1 { margin-bottom: 0.2rem; }
 .subtitle { color: #555; margin-top: 0; }
+.notice { background: #fff4e5; border-left: 4px solid #d55e00; padding: 0.6rem 1rem; }
 nav a { margin-right: 1rem; }
 section { margin-top: 2.5rem; border-top: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 1rem 0; font-variant-numeric: tabular-nums; }
@@ -366,6 +371,7 @@ figcaption { max-width: 40rem; color: #444; font-size: 0.9em; }
 <body>
 <h1>{{.Title}}</h1>
 {{with .Subtitle}}<p class="subtitle">{{.}}</p>
+{{end}}{{with .Notice}}<p class="notice">{{.}}</p>
 {{end}}{{if gt (len .Sections) 1}}<nav>{{range .Sections}}<a href="#{{.ID}}">{{.Name}}</a>{{end}}</nav>
 {{end}}{{range .Sections}}<section id="{{.ID}}">
 <h2>{{.Name}}</h2>

@@ -438,6 +438,11 @@ func TestWriteErrors(t *testing.T) {
 		{"reliability all empty", sec(Reliability{Title: "rel", Series: []ReliabilitySeries{{Model: "m", Bins: []eval.CalibrationBin{{Lo: 0, Hi: 1}}}}}), ErrNoData, `"m"`},
 		{"reliability bin counts differ", sec(Reliability{Title: "rel", Series: []ReliabilitySeries{{Model: "a", Bins: bins(0.1)}, {Model: "b", Bins: bins(0.1)[:1]}}}), ErrInput, `"b"`},
 		{"scatter empty", sec(PredictedActual{Title: "sc"}), ErrNoData, `"sc"`},
+		{"xy scatter no series", sec(Scatter{Title: "xy"}), ErrNoData, `"xy"`},
+		{"xy scatter no points", sec(Scatter{Title: "xy", Series: []ScatterSeries{{Model: "m"}}}), ErrNoData, `"m"`},
+		{"xy scatter lengths", sec(Scatter{Title: "xy", Series: []ScatterSeries{{Model: "m", X: []float64{1}, Y: []float64{1, 2}}}}), ErrInput, `"m"`},
+		{"xy scatter NaN", sec(Scatter{Title: "xy", Series: []ScatterSeries{{Model: "m", X: []float64{1, nan}, Y: []float64{1, 2}}}}), ErrNotFinite, "row 1"},
+		{"xy scatter log of zero", sec(Scatter{Title: "xy", LogY: true, Series: []ScatterSeries{{Model: "m", X: []float64{1, 2}, Y: []float64{1, 0}}}}), ErrInput, "row 1"},
 		{"scatter NaN", sec(PredictedActual{Title: "sc", Predicted: []float64{1, nan}, Actual: []float64{1, 2}}), ErrNotFinite, "row 1"},
 		{"scatter Inf", sec(PredictedActual{Title: "sc", Predicted: []float64{1, 2}, Actual: []float64{math.Inf(1), 2}}), ErrNotFinite, "row 0"},
 		{"scatter lengths", sec(PredictedActual{Title: "sc", Predicted: []float64{1}, Actual: []float64{1, 2}}), ErrInput, `"sc"`},
@@ -488,6 +493,78 @@ func TestForestSkipsZeroA(t *testing.T) {
 		t.Errorf("difference table lacks the 90%% interval header or the verdict:\n%s", pp.text)
 	}
 }
+
+// TestLogTicks is issue 15 item 16: a log axis spanning less than a decade, as build
+// times do, still has at least three labelled ticks, each inside the range, and
+// labels at 1, 2 and 5 times powers of ten when those give three.
+func TestLogTicks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{300, 2000, []string{"500", "1000", "2000"}},
+		{300, 900, []string{"300", "400", "500", "600", "700", "800", "900"}},
+		{1, 1000, []string{"1", "2", "5", "10", "20", "50", "100", "200", "500", "1000"}},
+		{150, 1200, []string{"200", "500", "1000"}},
+	} {
+		var got []string
+		for _, tk := range (logTicks{}).Ticks(tc.lo, tc.hi) {
+			if tk.Value < tc.lo || tk.Value > tc.hi {
+				t.Errorf("Ticks(%v, %v): tick %v outside the range", tc.lo, tc.hi, tk.Value)
+			}
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Ticks(%v, %v) labels = %v, want %v", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+	if got := (logTicks{}).Ticks(0, 10); got != nil {
+		t.Errorf("Ticks(0, 10) = %v, want none", got)
+	}
+}
+
+// TestForestRobustScale is issue 15 item 16: one unstable metric no longer sets the
+// axis of the forest plot; the axis reaches forestClip times the median extent and that
+// metric is marked as clipped.
+func TestForestRobustScale(t *testing.T) {
+	t.Parallel()
+	if got := robustLimit([]float64{1, 2, 3}); got != 3 {
+		t.Errorf("robustLimit(1, 2, 3) = %v, want the largest, 3", got)
+	}
+	if got := robustLimit([]float64{1, 2, 400}); got != forestClip*2 {
+		t.Errorf("robustLimit(1, 2, 400) = %v, want %v times the median 2", got, forestClip)
+	}
+	if got := robustLimit([]float64{1, 3, 2, 400}); got != forestClip*2.5 {
+		t.Errorf("robustLimit(1, 3, 2, 400) = %v, want %v times the median 2.5", got, forestClip)
+	}
+	d := func(name string, lo, hi float64) Difference {
+		return Difference{Metric: name, Better: eval.LowerIsBetter, PairedDiff: eval.PairedDiff{A: 1, B: 1 + (lo+hi)/2, Diff: (lo + hi) / 2, Lo: lo, Hi: hi, Level: 0.95}}
+	}
+	f := forest{Title: "f", A: "A", B: "B", Diffs: []Difference{d("log loss", -0.01, 0.01), d("Brier", -0.02, 0.01), d("ECE", -3, 5)}}
+	panels, _, _, err := f.build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In percent of |A| = 1: extents 1, 2 and 500; the axis reaches 3·2 = 6 plus padding.
+	if x := panels[0].X; x.Max > 7 || x.Min < -7 {
+		t.Errorf("forest x axis [%v, %v], want within ±7 (the unstable ECE clipped)", x.Min, x.Max)
+	}
+	png, _, _, err := render(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *writeForest != "" {
+		if err := os.WriteFile(*writeForest, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writeForest writes TestForestRobustScale's figure to a file, to look at it.
+var writeForest = flag.String("forest-png", "", "write TestForestRobustScale's PNG to this file")
 
 func TestVerdict(t *testing.T) {
 	t.Parallel()

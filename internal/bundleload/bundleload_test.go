@@ -125,7 +125,7 @@ func TestNoConflictModel(t *testing.T) {
 	asOf := h.Changes[len(h.Changes)-1].SubmittedAt.Add(time.Hour)
 	res, err := training.Train(context.Background(), h, training.Config{AsOf: asOf, Window: training.Duration(30 * 24 * time.Hour),
 		Seed: 1, ConflictPrior: 0.07, BaselineGate: training.BaselineGateOff, BuildTime: training.NGBoostParams{NEstimators: 30},
-		AllowMissingFeatures: true}) // no affected targets: their features are missing in every row
+		AllowMissingFeatures: true}) // the affected-target features are missing in every row, as in imports
 	if err != nil {
 		t.Fatalf("Train without conflict labels: %v", err)
 	}

@@ -50,8 +50,10 @@ func WriteDir(dir string) error {
 }
 
 // Install publishes the bundle into reg as the champion of the repository its manifest
-// names, and returns that repository and the new version. The registry gives the bundle
-// a new version name; everything else in the manifest is kept.
+// names, and returns that repository and the new version. The registry names the version
+// by the bundle's trained_at (registry.PublishOptions.At), so that installing into an
+// empty registry, as predictd does at every start without --registry, gives the same
+// version every time; everything else in the manifest is kept.
 func Install(ctx context.Context, reg *registry.Registry) (repo, version string, err error) {
 	m, err := Manifest()
 	if err != nil {
@@ -60,7 +62,7 @@ func Install(ctx context.Context, reg *registry.Registry) (repo, version string,
 	repo = m.Repo
 	m.Version, m.Files, m.FormatVersion = "", nil, 0
 	write := func(dir string) error { return copyFiles(dir, false) }
-	version, err = reg.Publish(ctx, repo, write, m, registry.PublishOptions{Champion: true})
+	version, err = reg.Publish(ctx, repo, write, m, registry.PublishOptions{Champion: true, At: m.TrainedAt})
 	if err != nil {
 		return "", "", fmt.Errorf("defaultbundle: installing into %s: %w", reg.Dir(), err)
 	}

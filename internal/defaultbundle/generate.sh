@@ -4,9 +4,13 @@
 #
 # It writes the small synthetic history testdata/sample-history (ios profile, 5 days at
 # 8 changes an hour, seed 1: byte-identical on every run) unless it is already there,
-# trains the champion models on it with "trainer train" into a temporary registry, and
-# copies the published bundle folder, manifest included, to bundle/. Run it again
-# whenever the feature code changes: TestEmbeddedBundle fails on a stale bundle.
+# trains the champion models on it with "trainer train --config testdata/trainer.json"
+# into a temporary registry, and copies the published bundle folder, manifest included,
+# to bundle/. The output is deterministic: the config fixes the window and trained_at
+# (which also names the version), and the trainer is built without VCS stamping, so the
+# manifest holds no revision that changes with every commit. Run it again whenever the
+# feature or training code changes: TestEmbeddedBundle retrains with the same config and
+# fails when the models' predictions or metrics differ from the embedded ones.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,12 +20,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 cd "$root"
-go build -o "$tmp/trainer" ./cmd/trainer
+go build -buildvcs=false -o "$tmp/trainer" ./cmd/trainer
 if [[ ! -f "$history/changes.csv" ]]; then
 	"$tmp/trainer" synth --profile ios --days 5 --rate 8 --seed 1 --format csv --out "$history"
 fi
 version=$("$tmp/trainer" train --history "$history" --registry "$tmp/registry" \
-	--as-of 2026-01-11T00:00:00Z --window 90d --baseline-gate off | tail -n 1)
+	--config "$here/testdata/trainer.json" | tail -n 1)
 rm -rf "$here/bundle"
 cp -r "$tmp/registry/ios/versions/$version" "$here/bundle"
 chmod -R u+rw,go+r "$here/bundle"
