@@ -56,7 +56,7 @@ var objectiveAliases = map[string]string{
 	"l2": ObjectiveRegression, "mean_squared_error": ObjectiveRegression,
 	"mse": ObjectiveRegression, "l2_root": ObjectiveRegression,
 	"root_mean_squared_error": ObjectiveRegression, "rmse": ObjectiveRegression,
-	"binary": ObjectiveBinary,
+	"binary":  ObjectiveBinary,
 	"poisson": ObjectivePoisson,
 }
 
