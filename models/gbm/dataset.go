@@ -118,6 +118,12 @@ func NewDataset(x mat.Matrix, maxBin int) (*Dataset, error) {
 // share the missing bin 0). Trees grown on it split such a column by sets of
 // categories.
 func NewDatasetCategorical(x mat.Matrix, maxBin int, categorical []int) (*Dataset, error) {
+	return newDataset(x, maxBin, categorical, 0)
+}
+
+// newDataset is NewDatasetCategorical on at most threads goroutines (0 means
+// GOMAXPROCS), so that Fit's num_threads bounds binning too.
+func newDataset(x mat.Matrix, maxBin int, categorical []int, threads int) (*Dataset, error) {
 	if maxBin == 0 {
 		maxBin = DefaultMaxBin
 	}
@@ -143,7 +149,10 @@ func NewDatasetCategorical(x mat.Matrix, maxBin int, categorical []int) (*Datase
 		isCat[f] = true
 	}
 	errs := make([]error, c)
-	workers := runtime.GOMAXPROCS(0)
+	workers := threads
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
 	cols, sorted := make([][]float64, workers), make([][]float64, workers)
 	parallelFor(c, workers, func(w, f int) {
 		if cols[w] == nil {
