@@ -585,37 +585,75 @@ func (g *grower) buildHist(l *leafState, hist []hbin) {
 		}
 	}
 	workers := g.histWorkers(len(rows))
-	parallelFor(len(g.feats), workers, func(w, i int) {
-		f := g.feats[i]
-		h := hist[d.histOffset[f]:d.histOffset[f+1]]
-		// Accumulate in a 256-entry scratch histogram indexed by the byte bin (no
-		// bounds checks, integer counts), then copy the feature's bins out. Each
-		// bin's sums still add its rows in order, as LightGBM's do.
-		sc := &g.scratch[w]
-		clear(sc[:len(h)])
-		col := d.bins[f*d.nRows : (f+1)*d.nRows]
-		if all {
-			col = col[:len(gh)]
-			for k, b := range col {
-				e := &sc[b]
-				e.g += gh[k].g
-				e.h += gh[k].h
-				e.n++
-			}
-		} else {
-			gh := gh[:len(rows)]
-			for k, r := range rows {
-				e := &sc[col[r]]
-				e.g += gh[k].g
-				e.h += gh[k].h
-				e.n++
-			}
+	// Accumulate in 256-entry scratch histograms indexed by the byte bin (no bounds
+	// checks, integer counts), two features per pass over the rows, then copy the
+	// features' bins out. Each bin still adds its rows in order, as LightGBM's do.
+	nPairs := (len(g.feats) + 1) / 2
+	parallelFor(nPairs, workers, func(w, i int) {
+		f1 := g.feats[2*i]
+		sc1, sc2 := &g.scratch[2*w], &g.scratch[2*w+1]
+		col1 := d.bins[f1*d.nRows : (f1+1)*d.nRows]
+		clear(sc1[:d.feats[f1].nBins()])
+		f2, col2 := -1, col1
+		if 2*i+1 < len(g.feats) {
+			f2 = g.feats[2*i+1]
+			col2 = d.bins[f2*d.nRows : (f2+1)*d.nRows]
 		}
-		for b := range h {
-			e := &sc[b]
-			h[b] = hbin{g: e.g, h: e.h, n: float64(e.n)}
+		// A lone last feature is accumulated twice into two scratch histograms,
+		// the second of which is dropped.
+		clear(sc2[:])
+		if all {
+			accumulateAllGH(sc1, sc2, col1[:len(gh)], col2[:len(gh)], gh)
+		} else {
+			accumulateRowsGH(sc1, sc2, col1, col2, rows, gh)
+		}
+		copyHist(hist[d.histOffset[f1]:d.histOffset[f1+1]], sc1)
+		if f2 >= 0 {
+			copyHist(hist[d.histOffset[f2]:d.histOffset[f2+1]], sc2)
 		}
 	})
+}
+
+// copyHist copies the scratch histogram sc into h.
+func copyHist(h []hbin, sc *[256]scratchBin) {
+	for b := range h {
+		e := &sc[b]
+		h[b] = hbin{g: e.g, h: e.h, n: float64(e.n)}
+	}
+}
+
+// accumulateAllGH adds gh[k] to the bins col1[k] of sc1 and col2[k] of sc2 for every
+// row k; the columns are as long as gh.
+func accumulateAllGH(sc1, sc2 *[256]scratchBin, col1, col2 []uint8, gh []gradPair) {
+	gh = gh[:len(col1)]
+	col2 = col2[:len(col1)]
+	for k, b1 := range col1 {
+		v := gh[k]
+		e1, e2 := &sc1[b1], &sc2[col2[k]]
+		e1.g += v.g
+		e1.h += v.h
+		e1.n++
+		e2.g += v.g
+		e2.h += v.h
+		e2.n++
+	}
+}
+
+// accumulateRowsGH adds gh[k] to the bins col1[rows[k]] of sc1 and col2[rows[k]] of
+// sc2.
+func accumulateRowsGH(sc1, sc2 *[256]scratchBin, col1, col2 []uint8, rows []int32, gh []gradPair) {
+	gh = gh[:len(rows)]
+	col2 = col2[:len(col1)]
+	for k, r := range rows {
+		v := gh[k]
+		e1, e2 := &sc1[col1[r]], &sc2[col2[r]]
+		e1.g += v.g
+		e1.h += v.h
+		e1.n++
+		e2.g += v.g
+		e2.h += v.h
+		e2.n++
+	}
 }
 
 // scratchBin is an entry of the scratch histograms of buildHist.
@@ -639,8 +677,8 @@ func (g *grower) histWorkers(n int) int {
 		workers = 1
 	}
 	workers = max(1, min(workers, len(g.feats)))
-	for len(g.scratch) < workers {
-		g.scratch = append(g.scratch, [256]scratchBin{})
+	for len(g.scratch) < 2*workers {
+		g.scratch = append(g.scratch, [256]scratchBin{}, [256]scratchBin{})
 		g.cscratch = append(g.cscratch, [256]constScratchBin{}, [256]constScratchBin{})
 	}
 	return workers
