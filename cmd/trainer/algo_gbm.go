@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -21,7 +22,7 @@ import (
 // gbmParamHelp documents the --param keys of --algo gbm: LightGBM's parameter names,
 // each also accepted under LightGBM's aliases.
 var gbmParamHelp = map[string]string{
-	"objective":               "regression or binary (target 0/1) (default regression)",
+	"objective":               "regression, binary (target 0/1) or poisson (counts, log link) (default regression)",
 	"num_iterations":          "boosting rounds; aliases n_estimators, num_round, ... (default 100)",
 	"learning_rate":           "shrinkage of every tree; alias eta (default 0.1)",
 	"num_leaves":              "maximum leaves per tree (default 31)",
@@ -45,6 +46,10 @@ var gbmParamHelp = map[string]string{
 	"lambda_l1":               "L1 penalty on leaf values; alias reg_alpha (default 0)",
 	"min_gain_to_split":       "least gain of a split; alias min_split_gain (default 0)",
 	"max_delta_step":          "cap on a leaf's output before the learning rate, <= 0 for none (default 0)",
+	"scale_pos_weight":        "weight of the positive rows of objective binary (default 1)",
+	"is_unbalance":            "weight the rarer class of objective binary up by the class ratio (default false)",
+	"poisson_max_delta_step":  "the poisson hessian is exp(score + this) (default 0.7)",
+	"weight_column":           "a training column of row weights, name:w or its index among the features; alias weight (default none)",
 }
 
 func init() {
@@ -52,6 +57,10 @@ func init() {
 	for _, name := range gbm.ParamNames() {
 		ps = append(ps, param{key: name, help: gbmParamHelp[name]})
 	}
+	// weight_column is LightGBM's name for a column of row weights; fitGBM takes it
+	// out of the features.
+	ps = append(ps, param{key: "weight_column", help: gbmParamHelp["weight_column"]},
+		param{key: "weight", help: "alias of weight_column"})
 	// LightGBM's aliases are accepted too; fit checks --param keys against this list.
 	aliases := map[string]bool{}
 	for _, name := range gbm.ParamNames() {
@@ -95,19 +104,33 @@ func isLightGBMText(head []byte, kind string) bool {
 }
 
 func fitGBM(ctx context.Context, in *fitInput) (fitted, error) {
-	cfg, err := gbm.ParseParams(in.params)
+	ps := maps.Clone(in.params)
+	wcol, err := weightColumn(ps, in.features)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := gbm.ParseParams(ps)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --param: %w", errUsage, err)
 	}
-	cfg.FeatureNames = in.features
+	x, features, validX := in.x, in.features, in.validX
+	var weights, validW []float64
+	if wcol >= 0 {
+		x, weights = splitColumn(in.x, wcol)
+		features = slices.Delete(slices.Clone(features), wcol, wcol+1)
+		if validX != nil {
+			validX, validW = splitColumn(validX, wcol)
+		}
+	}
+	cfg.FeatureNames = features
 	var valid *gbm.Validation
 	if cfg.EarlyStoppingRound > 0 {
 		if in.validX == nil {
 			return nil, fmt.Errorf("%w: --param early_stopping_round needs --valid", errUsage)
 		}
-		valid = &gbm.Validation{X: in.validX, Y: in.validY}
+		valid = &gbm.Validation{X: validX, Y: in.validY, Weights: validW}
 	}
-	m, err := gbm.FitContext(ctx, in.x, in.y, nil, cfg, valid)
+	m, err := gbm.FitContext(ctx, x, in.y, weights, cfg, valid)
 	if errors.Is(err, gbm.ErrBadConfig) {
 		return nil, fmt.Errorf("%w: --param: %w", errUsage, err)
 	}
@@ -115,8 +138,54 @@ func fitGBM(ctx context.Context, in *fitInput) (fitted, error) {
 		return nil, err
 	}
 	g := gbmModel{m: m}
-	g.trainLoss = g.loss(in.x, in.y)
+	g.trainLoss = g.loss(x, in.y)
 	return g, nil
+}
+
+// weightColumn removes weight_column (or its alias weight) from ps and returns the
+// index of that column among features, -1 when not given. The value is LightGBM's:
+// name:col, or an index into the feature columns.
+func weightColumn(ps params, features []string) (int, error) {
+	val, key := "", ""
+	for _, k := range []string{"weight_column", "weight"} {
+		if v, ok := ps[k]; ok {
+			if key != "" {
+				return -1, fmt.Errorf("%w: --param: weight_column given twice, as %q and %q", errUsage, key, k)
+			}
+			val, key = v, k
+			delete(ps, k)
+		}
+	}
+	if key == "" || val == "" {
+		return -1, nil
+	}
+	if name, ok := strings.CutPrefix(val, "name:"); ok {
+		i := slices.Index(features, name)
+		if i < 0 {
+			return -1, fmt.Errorf("%w: --param %s=%s: no feature column %q", errUsage, key, val, name)
+		}
+		return i, nil
+	}
+	i, err := strconv.Atoi(val)
+	if err != nil || i < 0 || i >= len(features) {
+		return -1, fmt.Errorf("%w: --param %s=%s: want name:col or a feature index below %d", errUsage, key, val, len(features))
+	}
+	return i, nil
+}
+
+// splitColumn returns x without column j, and column j.
+func splitColumn(x *mat.Dense, j int) (*mat.Dense, []float64) {
+	r, c := x.Dims()
+	rest := mat.NewDense(r, c-1, nil)
+	col := make([]float64, r)
+	for i := range r {
+		row := x.RawRowView(i)
+		col[i] = row[j]
+		out := rest.RawRowView(i)
+		copy(out, row[:j])
+		copy(out[j:], row[j+1:])
+	}
+	return rest, col
 }
 
 // gbmModel adapts *gbm.Model to fitted and predictor.

@@ -181,6 +181,71 @@ func TestFitGBMCategoricalMatchesLightGBM(t *testing.T) {
 	}
 }
 
+// TestFitGBMWeightColumnMatchesLightGBM fits models/gbm's option test data through
+// the CLI with weight_column=name:w, as gen_opts.py's case reg_weighted gave LightGBM
+// 4.6.0 weight_column=name:w, and checks the raw predictions against LightGBM's.
+func TestFitGBMWeightColumnMatchesLightGBM(t *testing.T) {
+	const dir = "../../models/gbm/testdata/"
+	model := filepath.Join(t.TempDir(), "model.txt")
+	args := []string{"fit", "--algo", "gbm", "--train", dir + "opt_train.csv", "--target", "y", "--drop", "yb,yc",
+		"--model", model, "--param", "weight_column=name:w", "--param", "num_threads=1"}
+	cases, err := os.ReadFile(dir + "opt_cases.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, line := range strings.Split(string(cases), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || fields[0] != "reg_weighted" {
+			continue
+		}
+		found = true
+		for _, kv := range fields[1:] {
+			if !strings.HasPrefix(kv, "label=") && !strings.HasPrefix(kv, "weighted=") {
+				args = append(args, "--param", kv)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("opt_cases.txt has no reg_weighted case")
+	}
+	if _, _, err := runCmd(t, args...); err != nil {
+		t.Fatalf("trainer %s: %v", strings.Join(args, " "), err)
+	}
+	m, err := gbm.LoadLightGBMFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := m.FeatureNames(); strings.Join(names, ",") != "x0,x1,x2" {
+		t.Fatalf("model features %v, want x0 x1 x2 (w is the weight column)", names)
+	}
+	train := readFrame(t, dir+"opt_train.csv")
+	x := mat.NewDense(train.NRows(), 3, nil)
+	for j, n := range m.FeatureNames() {
+		for i, v := range train.Columns[train.Index(n)].Floats {
+			x.Set(i, j, v)
+		}
+	}
+	got := m.PredictRaw(nil, x)
+	raw, err := os.ReadFile(dir + "opt_reg_weighted_raw.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Fields(string(raw))
+	if len(want) != len(got) {
+		t.Fatalf("%d LightGBM predictions for %d rows", len(want), len(got))
+	}
+	for i, s := range want {
+		w, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !scalar.EqualWithinAbsOrRel(got[i], w, 1e-12, 1e-12) {
+			t.Fatalf("row %d: raw %v, LightGBM %v", i, got[i], w)
+		}
+	}
+}
+
 func TestPredictLightGBMMulticlass(t *testing.T) {
 	// A LightGBM multiclass model (written by hand, see models/gbm/testdata/README.md).
 	data := writeFile(t, "rows.csv", "u,v\n1,1\n6,2\n9,\n")
@@ -215,7 +280,8 @@ func TestFitGBMUsageErrors(t *testing.T) {
 		{"bad value", []string{"--param", "num_leaves=1"}, "num_leaves"},
 		{"alias twice", []string{"--param", "eta=0.1", "--param", "learning_rate=0.2"}, "learning_rate"},
 		{"early stopping without valid", []string{"--param", "early_stopping_round=3"}, "--valid"},
-		{"unsupported objective", []string{"--param", "objective=poisson"}, "poisson"},
+		{"unsupported objective", []string{"--param", "objective=huber"}, "huber"},
+		{"unknown weight column", []string{"--param", "weight_column=name:nope"}, "nope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"fit", "--algo", "gbm", "--train", "testdata/logistic_train.csv", "--target", "landed",

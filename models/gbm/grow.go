@@ -187,7 +187,9 @@ type grower struct {
 	constHess bool
 	og        []float64 // the gradients of a leaf's rows, for constHess
 	free      [][]hbin
-	bests     []splitInfo // per-feature best splits of findBest
+	bests     []splitInfo       // per-feature best splits of findBest
+	scratch   [][256]scratchBin // one scratch histogram per histogram worker
+	cscratch  [][256]constScratchBin
 	leaves    []leafState
 }
 
@@ -582,31 +584,104 @@ func (g *grower) buildHist(l *leafState, hist []hbin) {
 			gh[k] = gradPair{g.grad[r], g.hess[r]}
 		}
 	}
-	workers := g.cfg.NumThreads
-	if len(rows)*len(g.feats) < 1<<16 {
-		workers = 1
-	}
-	parallelFor(len(g.feats), workers, func(_, i int) {
-		f := g.feats[i]
-		h := hist[d.histOffset[f]:d.histOffset[f+1]]
-		clear(h)
-		col := d.bins[f*d.nRows : (f+1)*d.nRows]
-		if all {
-			for k, b := range col {
-				e := &h[b]
-				e.g += gh[k].g
-				e.h += gh[k].h
-				e.n++
-			}
-			return
+	workers := g.histWorkers(len(rows))
+	// Accumulate in 256-entry scratch histograms indexed by the byte bin (no bounds
+	// checks, integer counts), two features per pass over the rows, then copy the
+	// features' bins out. Each bin still adds its rows in order, as LightGBM's do.
+	nPairs := (len(g.feats) + 1) / 2
+	parallelFor(nPairs, workers, func(w, i int) {
+		f1 := g.feats[2*i]
+		sc1, sc2 := &g.scratch[2*w], &g.scratch[2*w+1]
+		col1 := d.bins[f1*d.nRows : (f1+1)*d.nRows]
+		clear(sc1[:d.feats[f1].nBins()])
+		f2, col2 := -1, col1
+		if 2*i+1 < len(g.feats) {
+			f2 = g.feats[2*i+1]
+			col2 = d.bins[f2*d.nRows : (f2+1)*d.nRows]
 		}
-		for k, r := range rows {
-			e := &h[col[r]]
-			e.g += gh[k].g
-			e.h += gh[k].h
-			e.n++
+		// A lone last feature is accumulated twice into two scratch histograms,
+		// the second of which is dropped.
+		clear(sc2[:])
+		if all {
+			accumulateAllGH(sc1, sc2, col1[:len(gh)], col2[:len(gh)], gh)
+		} else {
+			accumulateRowsGH(sc1, sc2, col1, col2, rows, gh)
+		}
+		copyHist(hist[d.histOffset[f1]:d.histOffset[f1+1]], sc1)
+		if f2 >= 0 {
+			copyHist(hist[d.histOffset[f2]:d.histOffset[f2+1]], sc2)
 		}
 	})
+}
+
+// copyHist copies the scratch histogram sc into h.
+func copyHist(h []hbin, sc *[256]scratchBin) {
+	for b := range h {
+		e := &sc[b]
+		h[b] = hbin{g: e.g, h: e.h, n: float64(e.n)}
+	}
+}
+
+// accumulateAllGH adds gh[k] to the bins col1[k] of sc1 and col2[k] of sc2 for every
+// row k; the columns are as long as gh.
+func accumulateAllGH(sc1, sc2 *[256]scratchBin, col1, col2 []uint8, gh []gradPair) {
+	gh = gh[:len(col1)]
+	col2 = col2[:len(col1)]
+	for k, b1 := range col1 {
+		v := gh[k]
+		e1, e2 := &sc1[b1], &sc2[col2[k]]
+		e1.g += v.g
+		e1.h += v.h
+		e1.n++
+		e2.g += v.g
+		e2.h += v.h
+		e2.n++
+	}
+}
+
+// accumulateRowsGH adds gh[k] to the bins col1[rows[k]] of sc1 and col2[rows[k]] of
+// sc2.
+func accumulateRowsGH(sc1, sc2 *[256]scratchBin, col1, col2 []uint8, rows []int32, gh []gradPair) {
+	gh = gh[:len(rows)]
+	col2 = col2[:len(col1)]
+	for k, r := range rows {
+		v := gh[k]
+		e1, e2 := &sc1[col1[r]], &sc2[col2[r]]
+		e1.g += v.g
+		e1.h += v.h
+		e1.n++
+		e2.g += v.g
+		e2.h += v.h
+		e2.n++
+	}
+}
+
+// scratchBin is an entry of the scratch histograms of buildHist.
+type scratchBin struct {
+	g, h float64
+	n    int64
+}
+
+// constScratchBin is an entry of the scratch histograms of buildHistConstHess, 16
+// bytes like LightGBM's: the gradient sum and the row count.
+type constScratchBin struct {
+	g float64
+	n int64
+}
+
+// histWorkers returns the number of goroutines for a histogram of n rows, and makes
+// sure each has a scratch histogram.
+func (g *grower) histWorkers(n int) int {
+	workers := g.cfg.NumThreads
+	if n*len(g.feats) < 1<<16 {
+		workers = 1
+	}
+	workers = max(1, min(workers, len(g.feats)))
+	for len(g.scratch) < 2*workers {
+		g.scratch = append(g.scratch, [256]scratchBin{}, [256]scratchBin{})
+		g.cscratch = append(g.cscratch, [256]constScratchBin{}, [256]constScratchBin{})
+	}
+	return workers
 }
 
 // buildHistConstHess is buildHist when every hessian is the same: it accumulates
@@ -622,32 +697,94 @@ func (g *grower) buildHistConstHess(rows []int32, all bool, hist []hbin) {
 		}
 	}
 	hv := g.hess[0]
-	workers := g.cfg.NumThreads
-	if len(rows)*len(g.feats) < 1<<16 {
-		workers = 1
-	}
-	parallelFor(len(g.feats), workers, func(_, i int) {
-		f := g.feats[i]
-		h := hist[d.histOffset[f]:d.histOffset[f+1]]
-		clear(h)
-		col := d.bins[f*d.nRows : (f+1)*d.nRows]
-		if all {
-			for k, b := range col {
-				e := &h[b]
-				e.g += og[k]
-				e.n++
+	workers := g.histWorkers(len(rows))
+	// Features go in pairs, so that one pass over the rows loads each row index and
+	// gradient once for two histograms.
+	nPairs := (len(g.feats) + 1) / 2
+	parallelFor(nPairs, workers, func(w, i int) {
+		f1 := g.feats[2*i]
+		sc1 := &g.cscratch[2*w]
+		col1 := d.bins[f1*d.nRows : (f1+1)*d.nRows]
+		clear(sc1[:d.feats[f1].nBins()])
+		if 2*i+1 == len(g.feats) {
+			if all {
+				accumulateAll(sc1, col1[:len(og)], og)
+			} else {
+				accumulateRows(sc1, col1, rows, og)
 			}
 		} else {
-			for k, r := range rows {
-				e := &h[col[r]]
-				e.g += og[k]
-				e.n++
+			f2 := g.feats[2*i+1]
+			sc2 := &g.cscratch[2*w+1]
+			col2 := d.bins[f2*d.nRows : (f2+1)*d.nRows]
+			clear(sc2[:d.feats[f2].nBins()])
+			if all {
+				accumulateAll2(sc1, sc2, col1[:len(og)], col2[:len(og)], og)
+			} else {
+				accumulateRows2(sc1, sc2, col1, col2, rows, og)
 			}
+			copyConstHist(hist[d.histOffset[f2]:d.histOffset[f2+1]], sc2, hv)
 		}
-		for b := range h {
-			h[b].h = h[b].n * hv
-		}
+		copyConstHist(hist[d.histOffset[f1]:d.histOffset[f1+1]], sc1, hv)
 	})
+}
+
+// copyConstHist sets h from the scratch histogram sc: the gradient sums, the counts
+// and count·hv as the hessian sums.
+func copyConstHist(h []hbin, sc *[256]constScratchBin, hv float64) {
+	for b := range h {
+		e := &sc[b]
+		n := float64(e.n)
+		h[b] = hbin{g: e.g, h: n * hv, n: n}
+	}
+}
+
+// accumulateAll adds og[k] to the bin col[k] of sc for every row k; len(col) ==
+// len(og).
+func accumulateAll(sc *[256]constScratchBin, col []uint8, og []float64) {
+	og = og[:len(col)]
+	for k, b := range col {
+		e := &sc[b]
+		e.g += og[k]
+		e.n++
+	}
+}
+
+// accumulateRows adds og[k] to the bin col[rows[k]] of sc.
+func accumulateRows(sc *[256]constScratchBin, col []uint8, rows []int32, og []float64) {
+	og = og[:len(rows)]
+	for k, r := range rows {
+		e := &sc[col[r]]
+		e.g += og[k]
+		e.n++
+	}
+}
+
+// accumulateAll2 is accumulateAll for two features at once.
+func accumulateAll2(sc1, sc2 *[256]constScratchBin, col1, col2 []uint8, og []float64) {
+	og = og[:len(col1)]
+	col2 = col2[:len(col1)]
+	for k, b1 := range col1 {
+		v := og[k]
+		e1, e2 := &sc1[b1], &sc2[col2[k]]
+		e1.g += v
+		e1.n++
+		e2.g += v
+		e2.n++
+	}
+}
+
+// accumulateRows2 is accumulateRows for two features at once.
+func accumulateRows2(sc1, sc2 *[256]constScratchBin, col1, col2 []uint8, rows []int32, og []float64) {
+	og = og[:len(rows)]
+	col2 = col2[:len(col1)]
+	for k, r := range rows {
+		v := og[k]
+		e1, e2 := &sc1[col1[r]], &sc2[col2[r]]
+		e1.g += v
+		e1.n++
+		e2.g += v
+		e2.n++
+	}
 }
 
 // findBest returns the best split of leaf l over the features in use. For each feature

@@ -412,3 +412,34 @@ func TestTreeScaledAndModel(t *testing.T) {
 		t.Error("Scaled modified the original tree")
 	}
 }
+
+func TestRadixSortMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, 17, 1000} {
+		vals := make([]float64, n)
+		for i := range vals {
+			switch rng.IntN(5) {
+			case 0:
+				vals[i] = 0
+			case 1:
+				vals[i] = -rng.ExpFloat64() * 1e300
+			case 2:
+				vals[i] = float64(rng.IntN(7) - 3)
+			default:
+				vals[i] = rng.NormFloat64()
+			}
+		}
+		keys, idx := make([]uint64, n), make([]int32, n)
+		for i, v := range vals {
+			keys[i], idx[i] = sortKey(v), int32(i)
+		}
+		keys, idx = radixSort(keys, idx, make([]uint64, n), make([]int32, n))
+		want := slices.Clone(vals)
+		slices.Sort(want)
+		for i := range want {
+			if got := keyValue(keys[i]); got != want[i] || vals[idx[i]] != got {
+				t.Fatalf("n=%d: sorted[%d] = %v (row %d holds %v), want %v", n, i, got, idx[i], vals[idx[i]], want[i])
+			}
+		}
+	}
+}

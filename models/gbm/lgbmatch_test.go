@@ -3,9 +3,11 @@ package gbm
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -246,5 +248,59 @@ func TestOptionsMatchLightGBM(t *testing.T) {
 			}
 			t.Logf("largest difference from LightGBM %g", worst)
 		})
+	}
+}
+
+func TestParseParamsLightGBMOptions(t *testing.T) {
+	cfg, err := ParseParams(map[string]string{
+		"categorical_feature": "0,2", "cat_smooth": "0", "cat_l2": "1.5", "max_cat_to_onehot": "8",
+		"max_cat_threshold": "4", "min_data_per_group": "7", "reg_alpha": "0.25", "min_split_gain": "0.5",
+		"max_delta_step": "0.7", "unbalance": "true", "objective": "binary",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := cfg.treeConfig().withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.CategoricalFeature, []int{0, 2}) || tc.CatSmooth != 0 || tc.CatL2 != 1.5 ||
+		tc.MaxCatToOnehot != 8 || tc.MaxCatThreshold != 4 || tc.MinDataPerGroup != 7 || tc.LambdaL1 != 0.25 ||
+		tc.MinGainToSplit != 0.5 || tc.MaxDeltaStep != 0.7 || !cfg.IsUnbalance {
+		t.Errorf("ParseParams gave %+v, tree config %+v", cfg, tc)
+	}
+	cfg, err = ParseParams(map[string]string{"cat_feature": "name:b, c", "objective": "poisson", "poisson_max_delta_step": "0.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.categoricalNames, []string{"b", "c"}) || cfg.Objective != ObjectivePoisson || cfg.PoissonMaxDeltaStep != 0.2 {
+		t.Errorf("ParseParams gave %+v", cfg)
+	}
+	for _, bad := range []map[string]string{
+		{"categorical_feature": "a,b"},
+		{"categorical_feature": "-1"},
+		{"is_unbalance": "maybe"},
+		{"scale_pos_weight": "0"},
+		{"lambda_l1": "-1"},
+		{"objective": "regression", "scale_pos_weight": "2"},
+		{"objective": "binary", "scale_pos_weight": "2", "is_unbalance": "true"},
+	} {
+		c, err := ParseParams(bad)
+		if err == nil {
+			_, err = c.validate()
+		}
+		if !errors.Is(err, ErrBadConfig) {
+			t.Errorf("ParseParams(%v) then validate: error %v, want ErrBadConfig", bad, err)
+		}
+	}
+	// Names in categorical_feature must be feature names; poisson needs a count > 0.
+	x := mat.NewDense(4, 2, []float64{0, 1, 1, 2, 2, 3, 3, 4})
+	cfg, _ = ParseParams(map[string]string{"categorical_feature": "name:z"})
+	cfg.FeatureNames = []string{"a", "b"}
+	if _, err := Fit(x, []float64{1, 2, 3, 4}, nil, cfg); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("categorical_feature=name:z: error %v, want ErrBadConfig", err)
+	}
+	if _, err := Fit(x, []float64{0, 0, 0, 0}, nil, Config{Objective: ObjectivePoisson}); !errors.Is(err, ErrBadData) {
+		t.Errorf("poisson on zero counts: error %v, want ErrBadData", err)
 	}
 }

@@ -38,6 +38,9 @@ func init() {
 		"lambda_l1":               {"reg_alpha", "l1_regularization"},
 		"min_gain_to_split":       {"min_split_gain"},
 		"max_delta_step":          {"max_tree_output", "max_leaf_output"},
+		"scale_pos_weight":        nil,
+		"is_unbalance":            {"unbalance", "unbalanced_sets"},
+		"poisson_max_delta_step":  nil,
 	} {
 		paramAliases[name] = name
 		for _, a := range aliases {
@@ -47,13 +50,14 @@ func init() {
 }
 
 // objectiveAliases maps LightGBM's names for the objectives Fit implements to
-// ObjectiveRegression and ObjectiveBinary.
+// ObjectiveRegression, ObjectiveBinary and ObjectivePoisson.
 var objectiveAliases = map[string]string{
 	"regression": ObjectiveRegression, "regression_l2": ObjectiveRegression,
 	"l2": ObjectiveRegression, "mean_squared_error": ObjectiveRegression,
 	"mse": ObjectiveRegression, "l2_root": ObjectiveRegression,
 	"root_mean_squared_error": ObjectiveRegression, "rmse": ObjectiveRegression,
-	"binary": ObjectiveBinary,
+	"binary":  ObjectiveBinary,
+	"poisson": ObjectivePoisson,
 }
 
 // ParamNames returns the LightGBM parameter names ParseParams accepts (aliases not
@@ -132,7 +136,7 @@ func ParseParams(params map[string]string) (Config, error) {
 		case "objective":
 			obj, ok := objectiveAliases[val]
 			if !ok {
-				return c, fmt.Errorf("%w: parameter %s=%q: Fit implements regression and binary", ErrBadConfig, key, val)
+				return c, fmt.Errorf("%w: parameter %s=%q: Fit implements regression, binary and poisson", ErrBadConfig, key, val)
 			}
 			c.Objective = obj
 		case "num_iterations":
@@ -204,6 +208,19 @@ func ParseParams(params map[string]string) (Config, error) {
 			err = floatVal(&c.LambdaL1, 0, math.MaxFloat64, false)
 		case "min_gain_to_split":
 			err = floatVal(&c.MinGainToSplit, 0, math.MaxFloat64, false)
+		case "scale_pos_weight":
+			err = floatVal(&c.ScalePosWeight, 0, math.MaxFloat64, true)
+		case "is_unbalance":
+			switch strings.ToLower(val) {
+			case "true", "1", "+":
+				c.IsUnbalance = true
+			case "false", "0", "-":
+				c.IsUnbalance = false
+			default:
+				err = bad("true or false")
+			}
+		case "poisson_max_delta_step":
+			err = floatVal(&c.PoissonMaxDeltaStep, 0, math.MaxFloat64, true)
 		case "max_delta_step":
 			err = floatVal(&c.MaxDeltaStep, -math.MaxFloat64, math.MaxFloat64, false)
 		}

@@ -23,7 +23,11 @@ const (
 const (
 	ObjectiveRegression = "regression" // squared error, identity link
 	ObjectiveBinary     = "binary"     // log loss on labels 0 and 1, sigmoid link
+	ObjectivePoisson    = "poisson"    // Poisson log likelihood on counts y >= 0, log link
 )
+
+// DefaultPoissonMaxDeltaStep is LightGBM's poisson_max_delta_step.
+const DefaultPoissonMaxDeltaStep = 0.7
 
 // GradientFunc computes the gradient and hessian of a custom loss with respect to the
 // raw score of each row: it fills grad and hess (one value per row, weights already
@@ -39,7 +43,8 @@ type LossFunc func(score, y, w []float64) float64
 // values mean LightGBM's defaults; ParseParams fills a Config from LightGBM parameter
 // names and aliases.
 type Config struct {
-	// Objective is ObjectiveRegression or ObjectiveBinary; "" means regression, or the
+	// Objective is ObjectiveRegression, ObjectiveBinary or ObjectivePoisson; "" means
+	// regression, or the
 	// custom objective Gradient when that is set.
 	Objective string
 	// Gradient, when set, is a custom objective: Fit boosts on its gradients and
@@ -103,6 +108,16 @@ type Config struct {
 	LambdaL1       float64
 	MinGainToSplit float64
 	MaxDeltaStep   float64
+
+	// ScalePosWeight multiplies the gradients and hessians of the positive rows of
+	// the binary objective (LightGBM scale_pos_weight); 0 means 1.
+	ScalePosWeight float64
+	// IsUnbalance weights the binary objective's rarer class up by the ratio of the
+	// class counts (LightGBM is_unbalance); not with ScalePosWeight.
+	IsUnbalance bool
+	// PoissonMaxDeltaStep is LightGBM's poisson_max_delta_step: the poisson hessian
+	// is exp(score + it), which damps the first steps; 0 means 0.7.
+	PoissonMaxDeltaStep float64
 }
 
 // validate checks c and returns it with defaults filled in.
@@ -115,8 +130,24 @@ func (c Config) validate() (Config, error) {
 		return bad("objective=%q together with a custom gradient", c.Objective)
 	case c.Gradient == nil && c.Objective == "":
 		c.Objective = ObjectiveRegression
-	case c.Gradient == nil && c.Objective != ObjectiveRegression && c.Objective != ObjectiveBinary:
-		return bad("objective=%q, want %s or %s (or a custom gradient)", c.Objective, ObjectiveRegression, ObjectiveBinary)
+	case c.Gradient == nil && c.Objective != ObjectiveRegression && c.Objective != ObjectiveBinary && c.Objective != ObjectivePoisson:
+		return bad("objective=%q, want %s, %s or %s (or a custom gradient)", c.Objective, ObjectiveRegression, ObjectiveBinary, ObjectivePoisson)
+	}
+	if c.ScalePosWeight == 0 {
+		c.ScalePosWeight = 1
+	}
+	if c.PoissonMaxDeltaStep == 0 {
+		c.PoissonMaxDeltaStep = DefaultPoissonMaxDeltaStep
+	}
+	switch {
+	case !(c.ScalePosWeight > 0) || math.IsInf(c.ScalePosWeight, 0):
+		return bad("scale_pos_weight=%v, want > 0", c.ScalePosWeight)
+	case c.IsUnbalance && c.ScalePosWeight != 1:
+		return bad("is_unbalance together with scale_pos_weight=%v", c.ScalePosWeight)
+	case (c.IsUnbalance || c.ScalePosWeight != 1) && c.Objective != ObjectiveBinary:
+		return bad("is_unbalance and scale_pos_weight need objective=binary")
+	case !(c.PoissonMaxDeltaStep > 0) || math.IsInf(c.PoissonMaxDeltaStep, 0):
+		return bad("poisson_max_delta_step=%v, want > 0", c.PoissonMaxDeltaStep)
 	}
 	if c.NumIterations == 0 {
 		c.NumIterations = DefaultNumIterations
@@ -251,7 +282,7 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 			return nil, fmt.Errorf("validation set: %w", err)
 		}
 	}
-	d, err := NewDatasetCategorical(x, cfg.MaxBin, cfg.CategoricalFeature)
+	d, err := newDataset(x, cfg.MaxBin, cfg.CategoricalFeature, cfg.NumThreads)
 	if err != nil {
 		return nil, err
 	}
@@ -394,6 +425,12 @@ func checkTargets(y, weights []float64, objective string) ([]float64, error) {
 		if objective == ObjectiveBinary && v != 0 && v != 1 {
 			return nil, fmt.Errorf("%w: target of row %d is %v, binary needs 0 or 1", ErrBadData, i, v)
 		}
+		if objective == ObjectivePoisson && v < 0 {
+			return nil, fmt.Errorf("%w: target of row %d is %v, poisson needs y >= 0", ErrBadData, i, v)
+		}
+	}
+	if objective == ObjectivePoisson && !slices.ContainsFunc(y, func(v float64) bool { return v > 0 }) {
+		return nil, fmt.Errorf("%w: poisson needs a target > 0 in some row", ErrBadData)
 	}
 	if weights == nil {
 		w := make([]float64, len(y))
@@ -424,6 +461,9 @@ type booster struct {
 	// y32 and w32 are y and w rounded to float32, nil for a custom objective.
 	y32, w32 []float64
 	weighted bool
+	// labelWeight multiplies the binary gradients of negative ([0]) and positive
+	// ([1]) rows: is_unbalance and scale_pos_weight (BinaryLogloss::Init).
+	labelWeight [2]float64
 }
 
 func newBooster(cfg Config, y, w []float64) *booster {
@@ -432,11 +472,26 @@ func newBooster(cfg Config, y, w []float64) *booster {
 		return b
 	}
 	b.y32, b.w32 = make([]float64, len(y)), make([]float64, len(w))
+	var pos, neg int
 	for i := range y {
 		b.y32[i] = float64(float32(y[i]))
 		b.w32[i] = float64(float32(w[i]))
 		b.weighted = b.weighted || w[i] != 1
+		if b.y32[i] > 0 {
+			pos++
+		} else {
+			neg++
+		}
 	}
+	b.labelWeight = [2]float64{1, 1}
+	if cfg.IsUnbalance && pos > 0 && neg > 0 {
+		if pos > neg {
+			b.labelWeight[0] = float64(pos) / float64(neg)
+		} else {
+			b.labelWeight[1] = float64(neg) / float64(pos)
+		}
+	}
+	b.labelWeight[1] *= cfg.ScalePosWeight
 	return b
 }
 
@@ -453,6 +508,13 @@ func (b *booster) initScore() float64 {
 		sw += b.w32[i]
 	}
 	mean := sy / sw
+	if b.cfg.Objective == ObjectivePoisson {
+		// Common::SafeLog of the mean.
+		if !(mean > 0) {
+			return math.Inf(-1)
+		}
+		return math.Log(mean)
+	}
 	if b.cfg.Objective == ObjectiveBinary {
 		// LightGBM clips the mean away from 0 and 1 (kEpsilon = 1e-15).
 		p := min(max(mean, 1e-15), 1-1e-15)
@@ -471,19 +533,34 @@ func (b *booster) gradients(grad, hess, score []float64) {
 		// the label l in {-1, 1}, the response -l/(1 + exp(l·score)) = p - y is the
 		// gradient and |response|·(1 - |response|) = p(1-p) the hessian, each
 		// multiplied by the weight in double and rounded to float32.
+		// is_unbalance and scale_pos_weight multiply by the class's label weight.
 		for i, s := range score {
-			l := -1.0
+			l, lw := -1.0, b.labelWeight[0]
 			if b.y32[i] > 0 {
-				l = 1
+				l, lw = 1, b.labelWeight[1]
 			}
 			r := -l / (1 + math.Exp(l*s))
 			a := math.Abs(r)
 			if b.weighted {
-				grad[i] = float64(float32(r * b.w32[i]))
-				hess[i] = float64(float32(a * (1 - a) * b.w32[i]))
+				grad[i] = float64(float32(r * lw * b.w32[i]))
+				hess[i] = float64(float32(a * (1 - a) * lw * b.w32[i]))
 			} else {
-				grad[i] = float64(float32(r))
-				hess[i] = float64(float32(a * (1 - a)))
+				grad[i] = float64(float32(r * lw))
+				hess[i] = float64(float32(a * (1 - a) * lw))
+			}
+		}
+	case b.cfg.Objective == ObjectivePoisson:
+		// RegressionPoissonLoss: gradient exp(score) - y, hessian
+		// exp(score)·exp(poisson_max_delta_step), times the weight, in float32.
+		em := math.Exp(b.cfg.PoissonMaxDeltaStep)
+		for i, s := range score {
+			e := math.Exp(s)
+			if b.weighted {
+				grad[i] = float64(float32((e - b.y32[i]) * b.w32[i]))
+				hess[i] = float64(float32(e * em * b.w32[i]))
+			} else {
+				grad[i] = float64(float32(e - b.y32[i]))
+				hess[i] = float64(float32(e * em))
 			}
 		}
 	default:
@@ -517,6 +594,9 @@ func (b *booster) loss(score, y, w []float64) float64 {
 				z = -v
 			}
 			l = softplus(z)
+		} else if b.cfg.Objective == ObjectivePoisson {
+			// Negative Poisson log likelihood without the log(y!) term.
+			l = math.Exp(v) - y[i]*v
 		} else {
 			l = (v - y[i]) * (v - y[i])
 		}

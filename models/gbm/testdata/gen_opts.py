@@ -25,6 +25,14 @@ CASES = {
     "bin_plain": ("yb", False, f"objective=binary {BASE}"),
     "reg_max_delta_step": ("y", False, f"objective=regression {BASE} max_delta_step=0.4"),
     "bin_max_delta_step": ("yb", False, f"objective=binary {BASE} max_delta_step=0.3 lambda_l2=1"),
+    "reg_l1_min_gain": ("y", False, f"objective=regression {BASE} lambda_l1=3 min_gain_to_split=2"),
+    "bin_l1_min_gain": ("yb", False, f"objective=binary {BASE} lambda_l1=0.5 min_gain_to_split=0.3"),
+    "bin_scale_pos_weight": ("yb", False, f"objective=binary {BASE} scale_pos_weight=2.5"),
+    "bin_is_unbalance": ("yb", False, f"objective=binary {BASE} is_unbalance=true"),
+    "reg_weighted": ("y", True, f"objective=regression {BASE}"),
+    "bin_weighted": ("yb", True, f"objective=binary {BASE} scale_pos_weight=1.5"),
+    "poisson": ("yc", False, f"objective=poisson {BASE}"),
+    "poisson_weighted": ("yc", True, f"objective=poisson {BASE} poisson_max_delta_step=0.3 max_delta_step=0.8"),
 }
 
 COMMON = "num_threads=1 deterministic=true force_col_wise=true precise_float_parser=true verbosity=-1"
