@@ -50,6 +50,18 @@ func TestPredictionsMatchModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The conflict section is served by a baseline where the bundle's champion lost to it
+	// (baseline gate "serve", as in the built-in bundle).
+	served, err := training.ServedBaselines(b.Manifest.Extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conflictModel interface {
+		Predict(dst []float64, x mat.Matrix) []float64
+	} = ms.Conflict
+	if name := served["conflict"]; name != "" {
+		conflictModel = ms.Baselines[name]
+	}
 	rnd := rand.New(rand.NewPCG(1, 1))
 	const n = 50
 	changes := make([]datasets.Change, n)
@@ -95,7 +107,7 @@ func TestPredictionsMatchModels(t *testing.T) {
 			req.Pairs = append(req.Pairs, &pb.ConflictQuery{AheadChangeId: a.ChangeID, BehindChangeId: b.ChangeID})
 			features.Conflict(x.RawRowView(i-1), a, b, ms.DevTable.Lookup(a.Author), ms.DevTable.Lookup(b.Author))
 		}
-		want := ms.Conflict.Predict(nil, x)
+		want := conflictModel.Predict(nil, x)
 		resp, err := e.client.PredictConflict(ctx, req)
 		if err != nil {
 			t.Fatal(err)
@@ -181,7 +193,7 @@ func TestPredictionsMatchModels(t *testing.T) {
 		}
 		xc := mat.NewDense(1, features.NConflict, nil)
 		features.Conflict(xc.RawRowView(0), &changes[2], &changes[3], ms.DevTable.Lookup(changes[2].Author), ms.DevTable.Lookup(changes[3].Author))
-		wantConf := ms.Conflict.Predict(nil, xc)[0]
+		wantConf := conflictModel.Predict(nil, xc)[0]
 		if got := resp.GetConflicts()[0].GetPConf(); got != 0.2 {
 			t.Errorf("given p_conf = %v, want 0.2", got)
 		}
