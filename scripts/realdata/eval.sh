@@ -11,11 +11,12 @@
 # folder and runs every training under nice (the machine may be shared).
 #
 # Usage: scripts/realdata/eval.sh [--data DIR] [--out DIR] [--window 90d] [--sources "buildfast travistorrent"]
-#                                 [--errored failed|infra] [--challengers LIST] [--repos N]
+#                                 [--errored failed|infra] [--imputed-duration D] [--challengers LIST] [--repos N]
 #   --data      the ci-data folder (default: ../shared/ci-data next to the repository, or $CI_DATA)
 #   --out       where histories, registries, logs and tables go (default /tmp/sqpredict-realdata)
 #   --window    train's --window (default: none, train's own default of 90 days)
 #   --errored   import's --errored for TravisTorrent (default: import's default, failed)
+#   --imputed-duration  import's --imputed-duration (default: import's default, 1h)
 #   --challengers  train's --challengers (default: none)
 #   --repos N   train only the first N repositories of each source (a quick check)
 #
@@ -44,6 +45,7 @@ out=/tmp/sqpredict-realdata
 window=""
 sources="buildfast travistorrent"
 errored=""
+imputed=""
 challengers=""
 maxrepos=0
 while (($#)); do
@@ -53,6 +55,7 @@ while (($#)); do
 	--window) window=$2; shift 2 ;;
 	--sources) sources=$2; shift 2 ;;
 	--errored) errored=$2; shift 2 ;;
+	--imputed-duration) imputed=$2; shift 2 ;;
 	--challengers) challengers=$2; shift 2 ;;
 	--repos) maxrepos=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -78,7 +81,7 @@ results=$out/results.tsv
 cols=(source repo status gate train_rows
 	s_n s_failures s_ll s_passrate_ll s_lastoutcome_ll s_best_baseline s_auc s_passrate_auc s_lastoutcome_auc
 	b_n b_nll b_repolognormal_nll b_zuul_nll b_mdape b_zuul_mdape b_repolognormal_mdape b_cov80 b_cov95
-	b_lognormal_nll b_lognormal_mdape b_lognormal_cov80 b_lognormal_cov95 champions)
+	b_lognormal_nll b_lognormal_mdape b_lognormal_cov80 b_lognormal_cov95 champions s_gbm_ll s_gbm_auc)
 (IFS=$'\t'; echo "${cols[*]}") >"$results"
 
 # metric FILE KEY prints the value of KEY in a flat metrics.json written one key per
@@ -107,8 +110,8 @@ for src in $sources; do
 	rm -rf "$hist" "$out/reg/$src"
 	echo "eval.sh: importing $src" >&2
 	case $src in
-	buildfast) "$trainer" import --source buildfast --in "$data/buildfast" --derive-times --format csv --out "$hist" >"$out/logs/import-$src.log" 2>&1 ;;
-	travistorrent) "$trainer" import --source travistorrent --in "$data/travistorrent-mmse/builds.csv" ${errored:+--errored "$errored"} --format csv --out "$hist" >"$out/logs/import-$src.log" 2>&1 ;;
+	buildfast) "$trainer" import --source buildfast --in "$data/buildfast" --derive-times ${imputed:+--imputed-duration "$imputed"} --format csv --out "$hist" >"$out/logs/import-$src.log" 2>&1 ;;
+	travistorrent) "$trainer" import --source travistorrent --in "$data/travistorrent-mmse/builds.csv" ${errored:+--errored "$errored"} ${imputed:+--imputed-duration "$imputed"} --format csv --out "$hist" >"$out/logs/import-$src.log" 2>&1 ;;
 	esac
 	sed 's/^/  /' "$out/logs/import-$src.log" | head -5 >&2
 	mapfile -t names < <(repos "$hist")
@@ -147,7 +150,7 @@ for src in $sources; do
 				buildtime.ngboost-lognormal.nll buildtime.ngboost-lognormal.mdape buildtime.ngboost-lognormal.coverage80 buildtime.ngboost-lognormal.coverage95; do
 				row+=("$(metric "$m" "$k")")
 			done
-			row+=("$(extra "$dir/manifest.json" champions | tr ' ' ';')")
+			row+=("$(extra "$dir/manifest.json" champions | tr ' ' ';')" "$(metric "$m" success.gbm.log_loss)" "$(metric "$m" success.gbm.auc)")
 			(IFS=$'\t'; echo "${row[*]}") >>"$results"
 			printf '[%s %d/%d] %-36s %4ds  P-succ log loss %s (pass rate %s, last outcome %s), AUC %s; build-time NLL %s (repo LogNormal %s)\n' \
 				"$src" "$i" "${#names[@]}" "$repo" $((SECONDS - t0)) "$(num "${row[7]}")" "$(num "${row[8]}")" "$(num "${row[9]}")" "$(num "${row[11]}")" "$(num "${row[15]}")" "$(num "${row[16]}")" >&2
@@ -189,15 +192,20 @@ END {
 				for (k = 0; k < 2; k++) { key = k ? "all" : src
 					sn[key] += n; sll[key] += n * ll; spr[key] += n * pr; slo[key] += n * lo; sbeat[key] += beat; srepos[key]++
 					if (v[c["s_auc"]] != "NA") { sauc[key] += v[c["s_auc"]]; nauc[key]++ }
+					if (v[c["s_gbm_ll"]] != "NA") { gn[key] += n; gll[key] += n * v[c["s_gbm_ll"]]; gbeat[key] += (v[c["s_gbm_ll"]] + 0 < best + 0); grepos[key]++ }
 				}
 			}
 			bn = v[c["b_n"]]
 			if (bn != "NA" && bn > 0 && v[c["b_nll"]] != "NA") {
 				bt[src, ++nbt[src]] = line[src, r]
+				# A null NLL is not finite (a LogNormal baseline on 0 s durations): such a
+				# repository is left out of the pooled NLLs and their count.
+				nllok = v[c["b_repolognormal_nll"]] != "NA" && v[c["b_zuul_nll"]] != "NA"
 				for (k = 0; k < 2; k++) { key = k ? "all" : src
-					tn[key] += bn; tnll[key] += bn * v[c["b_nll"]]; trl[key] += bn * v[c["b_repolognormal_nll"]]; tzu[key] += bn * v[c["b_zuul_nll"]]
-					tc80[key] += bn * v[c["b_cov80"]]; tc95[key] += bn * v[c["b_cov95"]]; tmd[key] += v[c["b_mdape"]]; tzmd[key] += v[c["b_zuul_mdape"]]; trepos[key]++
-					tbeatnll[key] += (v[c["b_nll"]] + 0 <= v[c["b_repolognormal_nll"]] + 0); tbeatmd[key] += (v[c["b_mdape"]] + 0 <= v[c["b_zuul_mdape"]] + 0)
+					tn[key] += bn; tc80[key] += bn * v[c["b_cov80"]]; tc95[key] += bn * v[c["b_cov95"]]; trepos[key]++
+					tmd[key] += v[c["b_mdape"]]; tzmd[key] += v[c["b_zuul_mdape"]]; tbeatmd[key] += (v[c["b_mdape"]] + 0 <= v[c["b_zuul_mdape"]] + 0)
+					if (nllok) { qn[key] += bn; tnll[key] += bn * v[c["b_nll"]]; trl[key] += bn * v[c["b_repolognormal_nll"]]; tzu[key] += bn * v[c["b_zuul_nll"]]; qrepos[key]++
+						tbeatnll[key] += (v[c["b_nll"]] + 0 <= v[c["b_repolognormal_nll"]] + 0) }
 					if (v[c["b_lognormal_nll"]] != "NA") { ln[key] += bn; lnll[key] += bn * v[c["b_lognormal_nll"]]; lmd[key] += v[c["b_lognormal_mdape"]]; lc80[key] += bn * v[c["b_lognormal_cov80"]]; lc95[key] += bn * v[c["b_lognormal_cov95"]]; lrepos[key]++ }
 				}
 			}
@@ -213,23 +221,28 @@ END {
 			printf "\n"
 		}
 	}
-	printf "## Pooled\n\n| source | repos trained (failed) | holdout rows | champion LL | pass-rate LL | last-outcome LL | champion below best pooled | repos where champion beats best | macro AUC |\n|---|---|---|---|---|---|---|---|---|\n"
+	printf "## Pooled\n\n| source | repos trained (failed) | holdout rows | champion LL | pass-rate LL | last-outcome LL | champion below best pooled | repos where champion beats best | macro AUC | GBM challenger LL (repos beating best) |\n|---|---|---|---|---|---|---|---|---|---|\n"
 	for (s = 1; s <= nsrc + 1; s++) {
 		key = s > nsrc ? "all" : srcname[s]
 		if (s > nsrc) { nf = 0; for (q = 1; q <= nsrc; q++) nf += nfail[srcname[q]] } else nf = nfail[key] + 0
-		if (sn[key] == 0) { printf "| %s | 0 (%d) | | | | | | | |\n", key, nf; continue }
+		if (sn[key] == 0) { printf "| %s | 0 (%d) | | | | | | | | |\n", key, nf; continue }
 		a = sll[key] / sn[key]; p = spr[key] / sn[key]; l = slo[key] / sn[key]; b = p < l ? p : l
-		printf "| %s | %d (%d) | %d | %.3f | %.3f | %.3f | %s | %d of %d (%.0f%%) | %s |\n", key, srepos[key], nf, sn[key], a, p, l, a < b ? "yes" : "no", \
-			sbeat[key], srepos[key], 100 * sbeat[key] / srepos[key], nauc[key] ? sprintf("%.3f", sauc[key] / nauc[key]) : "—"
+		printf "| %s | %d (%d) | %d | %.3f | %.3f | %.3f | %s | %d of %d (%.0f%%) | %s | %s |\n", key, srepos[key], nf, sn[key], a, p, l, a < b ? "yes" : "no", \
+			sbeat[key], srepos[key], 100 * sbeat[key] / srepos[key], nauc[key] ? sprintf("%.3f", sauc[key] / nauc[key]) : "—", \
+			grepos[key] ? sprintf("%.3f (%d of %d)", gll[key] / gn[key], gbeat[key], grepos[key]) : "—"
 	}
 	printf "\n| build time | repos | holdout rows | champion NLL | repo LogNormal NLL | Zuul mean-10 NLL | champion median APE (macro) | Zuul median APE (macro) | 80%% coverage | 95%% coverage | repos NLL <= repo LogNormal | repos median APE <= Zuul | LogNormal challenger NLL / median APE / 80%% / 95%% |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+	note = 0
 	for (s = 1; s <= nsrc + 1; s++) {
 		key = s > nsrc ? "all" : srcname[s]
 		if (tn[key] == 0) continue
 		lnx = ln[key] ? sprintf("%.2f / %.1f%% / %.1f%% / %.1f%%", lnll[key] / ln[key], lmd[key] / lrepos[key], 100 * lc80[key] / ln[key], 100 * lc95[key] / ln[key]) : "—"
-		printf "| %s | %d | %d | %.2f | %.2f | %.2f | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %d of %d | %d of %d | %s |\n", key, trepos[key], tn[key], tnll[key] / tn[key], trl[key] / tn[key], tzu[key] / tn[key], \
-			tmd[key] / trepos[key], tzmd[key] / trepos[key], 100 * tc80[key] / tn[key], 100 * tc95[key] / tn[key], tbeatnll[key], trepos[key], tbeatmd[key], trepos[key], lnx
+		nll = qn[key] ? sprintf("%.2f | %.2f | %.2f", tnll[key] / qn[key], trl[key] / qn[key], tzu[key] / qn[key]) : "— | — | —"
+		if (qrepos[key] < trepos[key]) { nll = nll " *"; note = 1 }
+		printf "| %s | %d | %d | %s | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %d of %d | %d of %d | %s |\n", key, trepos[key], tn[key], nll, \
+			tmd[key] / trepos[key], tzmd[key] / trepos[key], 100 * tc80[key] / tn[key], 100 * tc95[key] / tn[key], tbeatnll[key], qrepos[key], tbeatmd[key], trepos[key], lnx
 	}
+	if (note) printf "\n\\* NLLs pooled over the repositories where every NLL is finite (metrics.json has null for a baseline NLL that is not, e.g. a LogNormal on 0 s durations).\n"
 }' "$results" >"$out/summary.md"
 echo "eval.sh: wrote $results and $out/summary.md" >&2
 cat "$out/summary.md"
