@@ -42,9 +42,13 @@ type buildFastRow struct {
 // now_build_id, keeping the row of the latest previous build (the change since the
 // build just before). Each build is one change with one build on an empty path, in
 // now_build_id order per file. IMPORT.md has the column mapping and how
-// ImportOptions.DeriveTimes derives times.
+// ImportOptions.DeriveTimes derives times; a build with a derived start but no
+// now_duration finishes opt.ImputedDuration after it.
 func ImportBuildFast(ctx context.Context, path string, opt ImportOptions) (*History, *ImportReport, error) {
 	rep := &ImportReport{Source: "buildfast", Skipped: map[string]int{}, DerivedTimes: opt.DeriveTimes}
+	if err := opt.check(); err != nil {
+		return nil, rep, err
+	}
 	files, err := buildFastFiles(path)
 	if err != nil {
 		return nil, rep, err
@@ -155,6 +159,7 @@ func importBuildFastFile(ctx context.Context, path string, opt ImportOptions, re
 			if !math.IsNaN(r.duration) {
 				b.FinishedAt = t.Add(time.Duration(r.duration * float64(time.Second)))
 			}
+			rep.imputeFinish(opt, &b)
 		}
 		h.Changes = append(h.Changes, c)
 		h.Builds = append(h.Builds, b)

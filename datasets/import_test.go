@@ -20,13 +20,20 @@ func TestImportTravisTorrent(t *testing.T) {
 	if rep.RowsRead != 5 || rep.Changes != 5 || rep.Builds != 5 || rep.NSkipped() != 0 {
 		t.Fatalf("report = %+v, want 5 rows, 5 changes, 5 builds, none skipped", rep)
 	}
-	wantStatus := []Status{StatusSucceeded, StatusSucceeded, StatusFailed, StatusInfraFailed, StatusAborted}
+	if rep.Errored != StatusFailed || rep.ImputedFinish != 5 || rep.ImputedDuration != DefaultImputedDuration {
+		t.Errorf("report = %+v, want errored as failed and 5 finish times imputed with the default", rep)
+	}
+	// The default: errored builds fail.
+	wantStatus := []Status{StatusSucceeded, StatusSucceeded, StatusFailed, StatusFailed, StatusAborted}
 	for i, b := range h.Builds {
 		if b.Status != wantStatus[i] {
 			t.Errorf("build %d status = %v, want %v", i, b.Status, wantStatus[i])
 		}
-		if b.Path != nil || b.SpeculationHeight != 0 || !math.IsNaN(b.DurationS) || !b.FinishedAt.IsZero() || b.ChangeID != b.BuildID {
+		if b.Path != nil || b.SpeculationHeight != 0 || !math.IsNaN(b.DurationS) || b.ChangeID != b.BuildID {
 			t.Errorf("build %d = %+v, want an own build with unknown duration", i, b)
+		}
+		if want := b.StartedAt.Add(time.Hour); !b.FinishedAt.Equal(want) {
+			t.Errorf("build %d finished_at = %v, want the imputed %v", i, b.FinishedAt, want)
 		}
 	}
 	c := h.Changes[0]
@@ -208,5 +215,94 @@ func TestBuildFastRepo(t *testing.T) {
 		if got := buildFastRepo(in); got != want {
 			t.Errorf("buildFastRepo(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestImportTravisTorrentErroredAndImputedFinish(t *testing.T) {
+	start := func(hh, mm int) time.Time { return time.Date(2015, 1, 1, hh, mm, 0, 0, time.UTC) }
+	starts := []time.Time{start(10, 0), start(10, 10), start(10, 20), start(12, 30), start(12, 31), start(14, 0)}
+	tests := []struct {
+		name    string
+		opt     ImportOptions
+		errored Status
+		dur     time.Duration
+	}{
+		{"defaults", ImportOptions{}, StatusFailed, time.Hour},
+		{"infra", ImportOptions{Errored: StatusInfraFailed}, StatusInfraFailed, time.Hour},
+		{"failed, 5 minutes", ImportOptions{Errored: StatusFailed, ImputedDuration: 5 * time.Minute}, StatusFailed, 5 * time.Minute},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h, rep, err := ImportTravisTorrent(context.Background(), "testdata/travistorrent_errored.csv", tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Errored != tc.errored || rep.ImputedFinish != 6 || rep.ImputedDuration != tc.dur || rep.NSkipped() != 0 {
+				t.Fatalf("report = %+v, want errored as %v, 6 finishes imputed after %v", rep, tc.errored, tc.dur)
+			}
+			if s := rep.String(); !strings.Contains(s, "errored builds imported as "+tc.errored.String()) || !strings.Contains(s, "6 builds without a finish time") {
+				t.Errorf("summary does not say how errored builds and finish times were imported:\n%s", s)
+			}
+			want := []Status{StatusFailed, tc.errored, StatusSucceeded, StatusSucceeded, StatusAborted, tc.errored}
+			for i, b := range h.Builds {
+				if b.Status != want[i] {
+					t.Errorf("build %s status = %v, want %v", b.BuildID, b.Status, want[i])
+				}
+				if !b.StartedAt.Equal(starts[i]) || !b.FinishedAt.Equal(starts[i].Add(tc.dur)) || !math.IsNaN(b.DurationS) {
+					t.Errorf("build %s times %v..%v (duration %v), want %v..%v and no duration",
+						b.BuildID, b.StartedAt, b.FinishedAt, b.DurationS, starts[i], starts[i].Add(tc.dur))
+				}
+			}
+			if h.Changes[5].Author != "" {
+				t.Errorf("change 106 author = %q, want unknown", h.Changes[5].Author)
+			}
+		})
+	}
+	for _, opt := range []ImportOptions{{Errored: StatusAborted}, {Errored: StatusSucceeded}, {ImputedDuration: -time.Second}} {
+		if _, _, err := ImportTravisTorrent(context.Background(), "testdata/travistorrent_errored.csv", opt); err == nil {
+			t.Errorf("ImportTravisTorrent with %+v = nil error, want the option refused", opt)
+		}
+		if _, _, err := ImportBuildFast(context.Background(), "testdata/buildfast", opt); err == nil {
+			t.Errorf("ImportBuildFast with %+v = nil error, want the option refused", opt)
+		}
+	}
+}
+
+// TestImportBuildFastImputedFinish checks that a derived start without now_duration
+// gets the imputed finish, and that builds with a duration keep theirs.
+func TestImportBuildFastImputedFinish(t *testing.T) {
+	src, err := os.ReadFile("testdata/buildfast/mybatis@mybatis-3_newmerge.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(src)), "\n")
+	header := strings.Split(lines[0], ",")
+	col := -1
+	for j, n := range header {
+		if n == "now_duration" {
+			col = j
+		}
+	}
+	cells := strings.Split(lines[1], ",") // the first build, 4937685
+	cells[col] = ""
+	lines[1] = strings.Join(cells, ",")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mybatis@mybatis-3_newmerge.csv")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, rep, err := ImportBuildFast(context.Background(), path, ImportOptions{DeriveTimes: true, ImputedDuration: 30 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ImputedFinish != 1 || rep.ImputedDuration != 30*time.Minute {
+		t.Fatalf("report = %+v, want one finish imputed after 30m", rep)
+	}
+	b := h.Builds[0]
+	if b.BuildID != "4937685" || !math.IsNaN(b.DurationS) || !b.FinishedAt.Equal(DerivedTimeOrigin.Add(30*time.Minute)) {
+		t.Errorf("build %s: duration %v, finished %v, want no duration and the imputed finish", b.BuildID, b.DurationS, b.FinishedAt)
+	}
+	if b := h.Builds[1]; !b.FinishedAt.Equal(b.StartedAt.Add(57 * time.Second)) {
+		t.Errorf("build %s finished %v, want its start plus its 57 s duration", b.BuildID, b.FinishedAt)
 	}
 }

@@ -17,22 +17,26 @@ var travisTorrentColumns = []string{
 const travisTimeLayout = "2006-01-02 15:04:05"
 
 // travisStatus maps tr_status to a build status. Travis "errored" means a command of
-// the install phase failed (before the tests ran), which is the nearest Travis has to
-// an infrastructure failure; "canceled" builds were stopped, like aborted ones.
+// the install phase failed, before the tests ran: ImportOptions.Errored decides
+// (StatusUnknown here stands for it). "canceled" builds were stopped, like aborted ones.
 var travisStatus = map[string]Status{
 	"passed":   StatusSucceeded,
 	"failed":   StatusFailed,
-	"errored":  StatusInfraFailed,
+	"errored":  StatusUnknown,
 	"canceled": StatusAborted,
 }
 
 // ImportTravisTorrent reads the TravisTorrent subset CSV at path (builds.csv of
 // ci-data/travistorrent-mmse) into a history: each Travis build is one change with one
-// build on an empty path. IMPORT.md has the column mapping. Rows with problems are
-// skipped and counted by reason in the report; a missing column or a malformed file is
-// an error.
+// build on an empty path. IMPORT.md has the column mapping. "errored" builds get
+// opt.Errored, and every build finishes opt.ImputedDuration after its start (the source
+// records no finish). Rows with problems are skipped and counted by reason in the
+// report; a missing column, a malformed file or invalid options are an error.
 func ImportTravisTorrent(ctx context.Context, path string, opt ImportOptions) (*History, *ImportReport, error) {
-	rep := &ImportReport{Source: "travistorrent", Files: 1, Skipped: map[string]int{}}
+	rep := &ImportReport{Source: "travistorrent", Files: 1, Skipped: map[string]int{}, Errored: opt.errored()}
+	if err := opt.check(); err != nil {
+		return nil, rep, err
+	}
 	h := &History{Changes: []Change{}, Builds: []Build{}}
 	seen := make(map[string]bool)
 	changeTemplate, buildTemplate := blank(changeFields), blank(buildFields)
@@ -55,6 +59,9 @@ func ImportTravisTorrent(ctx context.Context, path string, opt ImportOptions) (*
 		if !ok {
 			rep.skip(opt, r.problem("tr_status", fmt.Errorf("%w: tr_status %q (want passed, failed, errored or canceled)", ErrInvalidValue, r.get("tr_status"))))
 			return nil
+		}
+		if st == StatusUnknown {
+			st = opt.errored()
 		}
 		var started time.Time
 		if s := r.get("tr_started_at"); s != "" {
@@ -87,6 +94,7 @@ func ImportTravisTorrent(ctx context.Context, path string, opt ImportOptions) (*
 		b.SpeculationHeight = 0
 		b.StartedAt = started
 		b.Status = st
+		rep.imputeFinish(opt, &b)
 		h.Changes = append(h.Changes, c)
 		h.Builds = append(h.Builds, b)
 		return nil
