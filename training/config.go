@@ -41,13 +41,17 @@ const (
 
 // Challenger names, as --challengers and Config.Challengers spell them.
 const (
-	ChallengerGBMSuccess       = "gbm-success"       // gradient-boosted trees of success
-	ChallengerGBMConflict      = "gbm-conflict"      // gradient-boosted trees of conflicts (P-conf)
-	ChallengerNGBoostLogNormal = "ngboost-lognormal" // NGBoost LogNormal of build time
+	ChallengerGBMSuccess    = "gbm-success"    // gradient-boosted trees of success
+	ChallengerGBMConflict   = "gbm-conflict"   // gradient-boosted trees of conflicts (P-conf)
+	ChallengerNGBoostNormal = "ngboost-normal" // NGBoost Normal of build time
+	// ChallengerNGBoostLogNormal was the NGBoost LogNormal challenger of build time,
+	// which is now the champion: it is accepted, so that older configurations still
+	// load, and ignored with a warning.
+	ChallengerNGBoostLogNormal = "ngboost-lognormal"
 )
 
 // challengers lists the challenger names Config.Challengers accepts.
-var challengers = []string{ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostLogNormal}
+var challengers = []string{ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostNormal, ChallengerNGBoostLogNormal}
 
 // Defaults of the Config fields left zero.
 const (
@@ -186,10 +190,12 @@ type Config struct {
 	// ("holdout_fraction"), in (0, 1); zero means DefaultHoldoutFraction.
 	HoldoutFraction float64 `json:"holdout_fraction,omitempty"`
 	// Challengers lists the challenger models to train as well ("challengers"):
-	// ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostLogNormal.
+	// ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostNormal
+	// (ChallengerNGBoostLogNormal, the champion, is ignored).
 	Challengers []string `json:"challengers,omitempty"`
 	// Success and Conflict are the logistic champions' parameters ("success",
-	// "conflict"); BuildTime those of both NGBoost models ("buildtime").
+	// "conflict"); BuildTime those of both NGBoost models ("buildtime"), the LogNormal
+	// champion and the Normal challenger.
 	Success   LogisticParams `json:"success,omitzero"`
 	Conflict  LogisticParams `json:"conflict,omitzero"`
 	BuildTime NGBoostParams  `json:"buildtime,omitzero"`

@@ -27,12 +27,15 @@ const (
 const ExtraLeftOut = modelset.ExtraLeftOut
 
 // Model names, as they appear in metric keys: the champions ModelLogistic (success and
-// conflict) and ModelNGBoost (build time), the challengers ModelGBM and
-// ModelNGBoostLogNormal, and ModelTruth for the ground truth of synthetic histories.
+// conflict) and ModelNGBoost (build time, whatever its family), the challengers ModelGBM
+// and ModelNGBoostNormal (ModelNGBoostLogNormal in bundles whose champion is Normal),
+// and ModelTruth for the ground truth of synthetic histories. ModelNGBoostLogNormal also
+// names the build-time champion in the manifest's champions.
 const (
 	ModelLogistic         = modelset.ModelLogistic
 	ModelNGBoost          = modelset.ModelNGBoost
 	ModelGBM              = modelset.ModelGBM
+	ModelNGBoostNormal    = modelset.ModelNGBoostNormal
 	ModelNGBoostLogNormal = modelset.ModelNGBoostLogNormal
 	ModelTruth            = modelset.ModelTruth
 )

@@ -358,13 +358,16 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 	for _, f := range []struct {
 		name string
 		ok   bool
-	}{{FileSuccess, res.Models.Success != nil}, {FileConflict, res.Models.Conflict != nil}, {FileBuildTime, res.Models.BuildTime != nil}} {
+	}{{FileSuccess, res.Models.Success != nil}, {FileConflict, res.Models.Conflict != nil}, {FileBuildTimeLogNormal, res.Models.BuildTime != nil}} {
 		if !f.ok {
 			left = append(left, f.name)
 		}
 	}
 	if len(left) > 0 {
 		m.Extra[ExtraLeftOut] = strings.Join(left, ",")
+	}
+	if d := droppedText(res.Models); d != "" {
+		m.Extra[ExtraDroppedChallengers] = d
 	}
 	if res.Models.Conflict == nil {
 		m.Extra[ExtraConflictLeftOut] = res.Models.LeftOut[FileConflict]
@@ -407,6 +410,26 @@ func checkServable(res *Result, metrics map[string]float64) error {
 		}
 	}
 	return fmt.Errorf("%w: %s: every holdout metric is undefined (NaN)", ErrGate, res.Repo)
+}
+
+// ExtraDroppedChallengers is the manifest extra key saying which requested challengers
+// the bundle lacks and why, as "file: reason" entries separated by "; ": a challenger
+// whose fit failed, or whose outputs were out of range on the holdout, is dropped
+// without failing the champions.
+const ExtraDroppedChallengers = "dropped_challengers"
+
+// challengerFiles are the bundle files of the challengers.
+var challengerFiles = []string{FileSuccessGBM, FileConflictGBM, FileBuildTime}
+
+// droppedText lists the challengers m.LeftOut names, in challengerFiles order.
+func droppedText(m *Models) string {
+	var parts []string
+	for _, f := range challengerFiles {
+		if why, ok := m.LeftOut[f]; ok {
+			parts = append(parts, f+": "+why)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // bestBaselinesText names the best baseline of each section with one, e.g.

@@ -268,10 +268,26 @@ func windowTables(ctx context.Context, ix *features.Index, k *known, from, to ti
 		case features.KindConflict:
 			all.conflict = t
 		case features.KindBuildTime:
+			clipDurations(t)
 			all.buildtime = t
 		}
 	}
 	return all, nil
+}
+
+// MinDuration is the shortest build time, in seconds, that the build-time tables hold:
+// shorter durations (a history that rounds a build of a few hundred milliseconds to 0)
+// are raised to it, because a LogNormal, the champion family, has no density at 0 and
+// its log-likelihood would be -Inf.
+const MinDuration = 1.0
+
+// clipDurations raises the build-time labels of t below MinDuration to it.
+func clipDurations(t *features.Table) {
+	for i, y := range t.Y {
+		if y < MinDuration {
+			t.Y[i] = MinDuration
+		}
+	}
 }
 
 // allMissing returns the features of t that are missing (NaN) in every row; none when t
@@ -373,6 +389,11 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	st := &stageTimer{cfg: &cfg, t0: time.Now()}
 	log := cfg.log()
 	log.Info("training", "repo", repo, "from", from, "to", to, "challengers", strings.Join(cfg.Challengers, ","))
+	if cfg.has(ChallengerNGBoostLogNormal) {
+		w := "challenger " + ChallengerNGBoostLogNormal + " is the build-time champion now; ignored (the Normal challenger is " + ChallengerNGBoostNormal + ")"
+		res.Warnings = append(res.Warnings, w)
+		log.Warn(w)
+	}
 
 	k := knownBefore(h, repo, to)
 	st.done("select", "changes", len(k.h.Changes), "builds", len(k.h.Builds))

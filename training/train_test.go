@@ -97,7 +97,7 @@ func mustPublish(t *testing.T, reg *registry.Registry, res *Result) string {
 // bundle holds every file and the manifest the metrics.
 func TestTrainPublishLoad(t *testing.T) {
 	h := testHistory(t)
-	res := mustTrain(t, h, testConfig(ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostLogNormal))
+	res := mustTrain(t, h, testConfig(ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostNormal))
 	reg, err := registry.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestTrainPublishLoad(t *testing.T) {
 	}
 	for _, k := range []string{"success.auc", "success.log_loss", "success.gbm.auc", "conflict.log_loss", "conflict.gbm.log_loss",
 		"success.bayes_skill_log_loss", "success.gbm.bayes_skill_log_loss",
-		"buildtime.nll", "buildtime.crps", "buildtime.mape", "buildtime.coverage95", "buildtime.ngboost-lognormal.nll",
+		"buildtime.nll", "buildtime.crps", "buildtime.mape", "buildtime.coverage95", "buildtime.ngboost-normal.nll",
 		"success.bayes_gap_log_loss", "buildtime.bayes_gap_nll"} {
 		want := res.Metrics()[k]
 		if got, ok := b.Manifest.Metrics[k]; !ok || !scalar.EqualWithinAbsOrRel(got, want, metricTol, metricTol) {
@@ -149,8 +149,8 @@ func TestTrainPublishLoad(t *testing.T) {
 		{"conflict gbm", got.ConflictGBM, want.ConflictGBM},
 		{"buildtime mu", got.BuildTime.Mu, want.BuildTime.Mu},
 		{"buildtime sigma", got.BuildTime.Sigma, want.BuildTime.Sigma},
-		{"buildtime lognormal mu", got.BuildTimeLogNormal.Mu, want.BuildTimeLogNormal.Mu},
-		{"buildtime lognormal sigma", got.BuildTimeLogNormal.Sigma, want.BuildTimeLogNormal.Sigma},
+		{"buildtime normal mu", got.BuildTimeChallenger.Mu, want.BuildTimeChallenger.Mu},
+		{"buildtime normal sigma", got.BuildTimeChallenger.Sigma, want.BuildTimeChallenger.Sigma},
 	} {
 		if len(c.want) == 0 || !floats.EqualApprox(c.got, c.want, sameTol) {
 			t.Errorf("%s: loaded predictions differ from in-memory ones (%d rows)", c.name, len(c.want))
@@ -194,7 +194,7 @@ func TestHoldoutMatchesEvaluate(t *testing.T) {
 // models, which see those rows, must change.
 func TestTimeSplitLeak(t *testing.T) {
 	h := testHistory(t)
-	cfg := testConfig(ChallengerGBMSuccess, ChallengerNGBoostLogNormal)
+	cfg := testConfig(ChallengerGBMSuccess, ChallengerNGBoostNormal)
 	base := mustTrain(t, h, cfg)
 
 	leak := cloneHistory(h)
@@ -235,7 +235,7 @@ func TestTimeSplitLeak(t *testing.T) {
 	}
 	ra, _ := base.Models.Files()
 	rb, _ := got.Models.Files()
-	if bytes.Equal(ra[FileSuccess], rb[FileSuccess]) || bytes.Equal(ra[FileBuildTime], rb[FileBuildTime]) {
+	if bytes.Equal(ra[FileSuccess], rb[FileSuccess]) || bytes.Equal(ra[FileBuildTimeLogNormal], rb[FileBuildTimeLogNormal]) {
 		t.Error("refitted models did not change: the planted change did not reach the data")
 	}
 	if scalar.EqualWithinAbsOrRel(base.Metrics()["success.log_loss"], got.Metrics()["success.log_loss"], metricTol, metricTol) {
@@ -544,11 +544,11 @@ func TestPartial(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load(%s): %v", RegistryName("org/go"), err)
 	}
-	if b.Manifest.Extra[ExtraLeftOut] != FileBuildTime || b.Manifest.Extra[ExtraHistoryRepo] != "org/go" {
+	if b.Manifest.Extra[ExtraLeftOut] != FileBuildTimeLogNormal || b.Manifest.Extra[ExtraHistoryRepo] != "org/go" {
 		t.Errorf("manifest extra = %v", b.Manifest.Extra)
 	}
-	if _, err := LoadModels(b); !errors.Is(err, ErrBundle) || !strings.Contains(err.Error(), FileBuildTime) {
-		t.Errorf("LoadModels(partial) = %v, want ErrBundle naming %s", err, FileBuildTime)
+	if _, err := LoadModels(b); !errors.Is(err, ErrBundle) || !strings.Contains(err.Error(), FileBuildTimeLogNormal) {
+		t.Errorf("LoadModels(partial) = %v, want ErrBundle naming %s", err, FileBuildTimeLogNormal)
 	}
 	m, err := LoadPartialModels(b)
 	if err != nil || m.BuildTime != nil || m.Success == nil {

@@ -82,7 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.challengerShare, "challenger-share", 0, "share of changes, in [0, 1], routed to the challenger by a hash of the change id")
 	fs.BoolVar(&c.shadow, "shadow", false, "score every request with the challenger too, log both, return the champion's")
 	fs.Func("challenger-models", "serve the champion bundle's own challenger models as the challenger, in place of the challenger pointer's bundle: "+
-		"a comma-separated list of gbm-success (success) and ngboost-lognormal (build time), trained by trainer train --challengers; "+
+		"a comma-separated list of gbm-success (success) and ngboost-normal (build time; ngboost-lognormal for older bundles whose champion is Normal), trained by trainer train --challengers; "+
 		"routed by --challenger-share or run in --shadow", func(s string) error {
 		ms, err := bundleload.ParseChallengerModels(s)
 		c.challengerModels = ms

@@ -19,7 +19,7 @@ func init() {
 	register(command{name: "train", summary: "train, evaluate and publish a model bundle from a history", run: runTrain})
 }
 
-const trainUsage = "--history DIR --registry REG [--repo NAME] [--as-of latest|now|T] [--window 90d] [--challengers gbm-success,gbm-conflict,ngboost-lognormal] [--baseline-gate refuse|serve|off] [--allow-missing-features] [--allow-partial] [--config trainer.json] [--lenient]"
+const trainUsage = "--history DIR --registry REG [--repo NAME] [--as-of latest|now|T] [--window 90d] [--challengers gbm-success,gbm-conflict,ngboost-normal] [--baseline-gate refuse|serve|off] [--allow-missing-features] [--allow-partial] [--config trainer.json] [--lenient]"
 
 // trainFlags are the flags train and schedule share: they fill a training.Config on top
 // of the --config file.
@@ -39,7 +39,7 @@ func addTrainFlags(fs interface {
 		asOf: fs.String("as-of", "", "end of the training window: latest (the last submission in the history; the default unless --config sets as_of), "+
 			"now, or an RFC 3339 time"),
 		window:      fs.String("window", "", "length of the window before --as-of: 90d, 2160h (default 90d)"),
-		challengers: fs.String("challengers", "", "comma-separated challengers to train too: gbm-success, gbm-conflict, ngboost-lognormal"),
+		challengers: fs.String("challengers", "", "comma-separated challengers to train too: gbm-success, gbm-conflict, ngboost-normal (the build-time champion is the NGBoost LogNormal)"),
 		config:      fs.String("config", "", "JSON training config (training.Config); flags override its fields"),
 		baselineGate: fs.String("baseline-gate", "", "when a champion does not beat the best baseline on the holdout: refuse the bundle (default), "+
 			"serve the baseline in its place, or off (publish anyway)"),

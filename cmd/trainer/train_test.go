@@ -104,7 +104,7 @@ func TestTrainEvalCompare(t *testing.T) {
 
 	noGates := fastConfig(t, `, "gates": {}`)
 	out, stderr, err = runCmd(t, "train", "--history", hist, "--registry", reg, "--as-of", testAsOf, "--window", testWindow,
-		"--challengers", "gbm-success,ngboost-lognormal", "--config", noGates)
+		"--challengers", "gbm-success,ngboost-normal", "--config", noGates)
 	if err != nil {
 		t.Fatalf("train with challengers: %v\n%s", err, stderr)
 	}
@@ -128,7 +128,7 @@ func TestTrainEvalCompare(t *testing.T) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatalf("eval metrics.json: %v", err)
 	}
-	for _, k := range []string{"success.auc", "success.gbm.auc", "conflict.log_loss", "buildtime.crps", "buildtime.ngboost-lognormal.nll", "buildtime.truth.nll"} {
+	for _, k := range []string{"success.auc", "success.gbm.auc", "conflict.log_loss", "buildtime.crps", "buildtime.ngboost-normal.nll", "buildtime.truth.nll"} {
 		if v, ok := m[k]; !ok || v == nil {
 			t.Errorf("eval metrics.json lacks %s", k)
 		}

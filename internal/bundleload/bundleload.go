@@ -41,8 +41,9 @@ func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
 
 // FromBundleChallengers is FromBundle with the bundle's own challenger models named in
 // challengers (ParseChallengerModels) serving their sections in place of the champions:
-// modelset.ChallengerGBMSuccess the success section, modelset.ChallengerNGBoostLogNormal
-// the build-time section (LogNormal). The other sections are served as by FromBundle. A
+// modelset.ChallengerGBMSuccess the success section, modelset.ChallengerNGBoostNormal or
+// modelset.ChallengerNGBoostLogNormal (whichever is not the champion) the build-time
+// section. The other sections are served as by FromBundle. A
 // bundle trained without a named challenger is refused, naming it.
 func FromBundleChallengers(b *registry.Bundle, role registry.Role, challengers []string) (*server.Model, error) {
 	return fromBundle(b, role, challengers)
@@ -66,7 +67,8 @@ func ChallengerLoader(reg *registry.Registry, repo string, challengers []string)
 }
 
 // ParseChallengerModels splits a comma-separated list of challenger model names
-// (modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostLogNormal), as predictd's
+// (modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostNormal beside a LogNormal
+// build-time champion, modelset.ChallengerNGBoostLogNormal beside a Normal one), as predictd's
 // --challenger-models gives it, dropping repeats. An unknown name is an error naming it.
 func ParseChallengerModels(s string) ([]string, error) {
 	var out []string
@@ -75,9 +77,10 @@ func ParseChallengerModels(s string) ([]string, error) {
 		switch f {
 		case "":
 			continue
-		case modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostLogNormal:
+		case modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostNormal, modelset.ChallengerNGBoostLogNormal:
 		default:
-			return nil, fmt.Errorf("bundleload: challenger model %q is not %s or %s", f, modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostLogNormal)
+			return nil, fmt.Errorf("bundleload: challenger model %q is not %s, %s or %s", f,
+				modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostNormal, modelset.ChallengerNGBoostLogNormal)
 		}
 		if !slices.Contains(out, f) {
 			out = append(out, f)
@@ -105,25 +108,9 @@ func fromBundle(b *registry.Bundle, role registry.Role, challengers []string) (*
 	if ms.Conflict != nil {
 		conflict, names["conflict"] = ms.Conflict, modelset.ModelLogistic
 	}
+	// modelset put the manifest's build-time champion (ExtraChampions) in BuildTime.
 	if ms.BuildTime != nil {
-		buildTime, names["buildtime"] = ms.BuildTime, modelset.ModelNGBoostNormal
-	}
-	champs, err := modelset.Champions(b.Manifest.Extra)
-	if err != nil {
-		return nil, fmt.Errorf("bundleload: %s: %w", b.Dir, err)
-	}
-	switch c := champs["buildtime"]; c {
-	case "", modelset.ModelNGBoostNormal, modelset.ModelNGBoostLogNormal:
-	default:
-		return nil, fmt.Errorf("bundleload: %s: the manifest's build-time champion %q is not %s or %s",
-			b.Dir, c, modelset.ModelNGBoostNormal, modelset.ModelNGBoostLogNormal)
-	}
-	if champs["buildtime"] == modelset.ModelNGBoostLogNormal {
-		if ms.BuildTimeLogNormal == nil {
-			return nil, fmt.Errorf("bundleload: %s: the manifest's build-time champion is %s, but the bundle has no %s",
-				b.Dir, modelset.ModelNGBoostLogNormal, modelset.FileBuildTimeLogNormal)
-		}
-		buildTime, names["buildtime"], family = ms.BuildTimeLogNormal, modelset.ModelNGBoostLogNormal, scoring.BuildLogNormal
+		buildTime, names["buildtime"], family = ms.BuildTime, ms.BuildTime.Name(), familyOf(ms.BuildTime)
 	}
 	for sec, name := range served {
 		bl := ms.Baselines[name]
@@ -149,12 +136,13 @@ func fromBundle(b *registry.Bundle, role registry.Role, challengers []string) (*
 					b.Dir, scoring.ErrNoModel, c, modelset.FileSuccessGBM, c)
 			}
 			success, names["success"] = ms.SuccessGBM, modelset.ModelGBM
-		case modelset.ChallengerNGBoostLogNormal:
-			if ms.BuildTimeLogNormal == nil {
-				return nil, fmt.Errorf("bundleload: %s: %w: no challenger model %s (%s; train with --challengers %s)",
-					b.Dir, scoring.ErrNoModel, c, modelset.FileBuildTimeLogNormal, c)
+		case modelset.ChallengerNGBoostLogNormal, modelset.ChallengerNGBoostNormal:
+			ch := ms.BuildTimeChallenger
+			if ch == nil || ch.Name() != c {
+				return nil, fmt.Errorf("bundleload: %s: %w: no challenger model %s (the build-time champion is %s; train with --challengers %s)",
+					b.Dir, scoring.ErrNoModel, c, names["buildtime"], c)
 			}
-			buildTime, names["buildtime"], family = ms.BuildTimeLogNormal, modelset.ModelNGBoostLogNormal, scoring.BuildLogNormal
+			buildTime, names["buildtime"], family = ch, ch.Name(), familyOf(ch)
 		default:
 			return nil, fmt.Errorf("bundleload: unknown challenger model %q", c)
 		}
@@ -184,4 +172,12 @@ func fromBundle(b *registry.Bundle, role registry.Role, challengers []string) (*
 		Role: role, Version: b.Manifest.Version, Manifest: b.Manifest, Scorer: sc, LoadedAt: time.Now(),
 		BuildFamily: family, Served: names,
 	}, nil
+}
+
+// familyOf returns the scoring family of an NGBoost build-time model.
+func familyOf(m *modelset.BuildTimeModel) scoring.BuildFamily {
+	if m.Name() == modelset.ModelNGBoostLogNormal {
+		return scoring.BuildLogNormal
+	}
+	return scoring.BuildNormal
 }
