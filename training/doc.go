@@ -118,7 +118,12 @@
 // such as an AUC on a holdout with one class) fails its gate even without a champion;
 // metrics missing from the new bundle (a model left out) or from the champion are not
 // compared. A bundle without any model, without holdout rows or without one finite
-// metric is never published. The
+// metric is never published, and neither is a champion that answers out of range on
+// the holdout rows (a probability NaN or outside [0, 1], a build-time location, scale or
+// moment that is not finite, a scale <= 0): Train returns an *OutputError naming the
+// model and the row. Both the holdout models and the refitted ones are checked; a
+// challenger that answers out of range is dropped with a warning and listed in
+// "dropped_challengers". The
 // two values come from the holdouts of different windows (last week's and this week's),
 // so a margin must absorb the week-to-week noise of a metric; Compare measures two
 // bundles on the same rows when that noise matters.

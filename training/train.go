@@ -90,6 +90,10 @@ func resolveRepo(h *datasets.History, repo string) (string, error) {
 	return repo, nil
 }
 
+// afterFit, when set by a test, is called with every set of fitted models before they
+// are checked: it plants a deliberately broken model.
+var afterFit func(m *Models)
+
 // StaleAfter is how much older than the window's end the newest change of a history may
 // be before Train warns that the window holds little or no recent data.
 const StaleAfter = 7 * 24 * time.Hour
@@ -453,6 +457,14 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	if res.HoldoutModels, err = fitAll(ctx, train, &cfg, func(name string) { st.done("fit-holdout " + modelName(name)) }); err != nil {
 		return nil, fmt.Errorf("training: holdout fit: %w", err)
 	}
+	if afterFit != nil {
+		afterFit(res.HoldoutModels)
+	}
+	// Models that answer out of range on the holdout are never published: a champion
+	// stops the run, a challenger is dropped (issue 14 item 9).
+	if _, err := screenOutputs(res.HoldoutModels, hold, &cfg); err != nil {
+		return nil, fmt.Errorf("training: holdout models: %w", err)
+	}
 	title := "sqpredict bundle: " + repo
 	sub := fmt.Sprintf("window %s to %s; holdout from %s (%d success, %d conflict, %d build-time rows)",
 		from.Format(time.RFC3339), to.Format(time.RFC3339), res.Cut.Format(time.RFC3339),
@@ -464,6 +476,26 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 
 	if res.Models, err = fitAll(ctx, all, &cfg, func(name string) { st.done("refit " + modelName(name)) }); err != nil {
 		return nil, fmt.Errorf("training: refit: %w", err)
+	}
+	if afterFit != nil {
+		afterFit(res.Models)
+	}
+	// The published models are checked on the same holdout rows (which they were fitted
+	// on too). A challenger dropped here leaves the holdout evaluation as well.
+	for _, f := range challengerFiles {
+		if _, ok := res.HoldoutModels.LeftOut[f]; ok {
+			dropFiles(res.Models, []string{f}, res.HoldoutModels.LeftOut)
+		}
+	}
+	dropped, err := screenOutputs(res.Models, hold, &cfg)
+	if err != nil {
+		return nil, fmt.Errorf("training: published models: %w", err)
+	}
+	if len(dropped) > 0 {
+		dropFiles(res.HoldoutModels, dropped, res.Models.LeftOut)
+		if res.Holdout, err = evaluate(hold, res.HoldoutModels.Predict(hold.success, hold.conflict, hold.buildtime), title, sub); err != nil {
+			return nil, err
+		}
 	}
 	res.Models.DevTable = ix.DevTable(to)
 	st.done("devtable", "authors", res.Models.DevTable.NAuthors())
