@@ -26,6 +26,10 @@ const (
 	// no build-time pair (bundles published before LogNormal became the champion), its
 	// Normal one (FileBuildTime).
 	ExtraChampions = "champions"
+	// ExtraAuthorKeyID is the id (features.AuthorKey.ID) of the operator's author key
+	// under which the developer table's authors are pseudonymised; absent when they are
+	// in clear. Only the id is recorded: a loader needs the key itself (LoadOptions).
+	ExtraAuthorKeyID = "author_key_id"
 )
 
 // Challenger model names, as the trainer's --challengers and predictd's

@@ -186,14 +186,38 @@ func (m *Models) Files() (map[string][]byte, error) {
 // files are optional; the three champions and the developer table are required, so a partial
 // bundle (the trainer's AllowPartial) is refused: a scorer needs them all. Errors wrap
 // ErrBundle and name the file.
-func LoadModels(b *registry.Bundle) (*Models, error) { return loadModels(b, false) }
+//
+// A bundle whose developer table is pseudonymised (ExtraAuthorKeyID) needs its author
+// key: LoadModels refuses it with an error wrapping features.ErrAuthorKey; use Load
+// with LoadOptions.AuthorKey.
+func LoadModels(b *registry.Bundle) (*Models, error) { return loadModels(b, LoadOptions{}) }
 
 // LoadPartialModels is LoadModels that also accepts a partial bundle: the champions its
 // manifest lists as left out (extra "left_out") are nil. Evaluate and Compare can score
 // what such a bundle has; a scorer cannot serve it.
-func LoadPartialModels(b *registry.Bundle) (*Models, error) { return loadModels(b, true) }
+func LoadPartialModels(b *registry.Bundle) (*Models, error) {
+	return loadModels(b, LoadOptions{Partial: true})
+}
 
-func loadModels(b *registry.Bundle, partial bool) (*Models, error) {
+// LoadOptions choose how Load reads a bundle.
+type LoadOptions struct {
+	// Partial accepts a partial bundle, as LoadPartialModels does.
+	Partial bool
+	// AuthorKey is the operator's author key (features.ReadAuthorKeyFile). A bundle
+	// whose developer table is pseudonymised needs the key it was made with, and its
+	// table then hashes the authors it is asked about the same way; nil means none,
+	// which only bundles with authors in clear accept. A bundle in clear ignores it.
+	AuthorKey *features.AuthorKey
+}
+
+// Load is LoadModels with options: a partial bundle (opt.Partial) and the author key
+// of a pseudonymised bundle (opt.AuthorKey). Without the key, or with another one, it
+// returns an error wrapping features.ErrAuthorKey that names the key id the bundle
+// needs.
+func Load(b *registry.Bundle, opt LoadOptions) (*Models, error) { return loadModels(b, opt) }
+
+func loadModels(b *registry.Bundle, opt LoadOptions) (*Models, error) {
+	partial := opt.Partial
 	if b.Manifest.FeatureSchemaHash != SchemaHash() {
 		return nil, fmt.Errorf("%w: %s: feature schema hash %s, this build has %s: %w",
 			ErrBundle, b.Dir, b.Manifest.FeatureSchemaHash, SchemaHash(), registry.ErrSchemaMismatch)
@@ -313,6 +337,16 @@ func loadModels(b *registry.Bundle, partial bool) (*Models, error) {
 		if err := read(s.name, s.required, s.decode); err != nil {
 			return nil, err
 		}
+	}
+	if m.DevTable != nil {
+		if id := b.Manifest.Extra[ExtraAuthorKeyID]; id != m.DevTable.AuthorKeyID() {
+			return nil, fmt.Errorf("%w: %s: the manifest's %s is %q, %s says %q", ErrBundle, b.Dir, ExtraAuthorKeyID, id, FileDevTable, m.DevTable.AuthorKeyID())
+		}
+		t, err := m.DevTable.WithAuthorKey(opt.AuthorKey)
+		if err != nil {
+			return nil, fmt.Errorf("modelset: %s: %s: %w", b.Dir, FileDevTable, err)
+		}
+		m.DevTable = t
 	}
 	return m, nil
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sqpredict/sqpredict/features"
 )
 
 // Errors returned by this package, wrapped with the field, file, metric or model they
@@ -231,6 +233,12 @@ type Config struct {
 	// Retain is how many versions per repository Publish keeps ("retain"); zero means
 	// DefaultRetain.
 	Retain int `json:"retain,omitempty"`
+	// AuthorKey, when set, pseudonymises the authors of the bundle's developer table:
+	// each name is replaced by its HMAC-SHA256 under the operator's key
+	// (features.AuthorKey) and the manifest records only the key's id (extra
+	// modelset.ExtraAuthorKeyID). predictd, eval and compare then need the same key to
+	// load the bundle. It is never written out; nil keeps the names in clear.
+	AuthorKey *features.AuthorKey `json:"-"`
 	// Log receives progress, one record per stage with its duration; nil means none.
 	Log *slog.Logger `json:"-"`
 }

@@ -1,6 +1,9 @@
 package training
 
 import (
+	"errors"
+
+	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/modelset"
 	"github.com/sqpredict/sqpredict/registry"
 )
@@ -57,6 +60,21 @@ type Predictions = modelset.Predictions
 // wrap ErrBundle (and modelset.ErrBundle) and name the file.
 func LoadModels(b *registry.Bundle) (*Models, error) {
 	m, err := modelset.LoadModels(b)
+	return m, bundleErr(err)
+}
+
+// LoadOptions choose how Load reads a bundle: partial bundles and the author key of a
+// pseudonymised one (modelset.LoadOptions).
+type LoadOptions = modelset.LoadOptions
+
+// Load is LoadModels with options (modelset.Load). Errors wrap ErrBundle, or
+// features.ErrAuthorKey when the bundle's authors are pseudonymised under another key
+// than opt.AuthorKey (or none was given).
+func Load(b *registry.Bundle, opt LoadOptions) (*Models, error) {
+	m, err := modelset.Load(b, opt)
+	if err != nil && errors.Is(err, features.ErrAuthorKey) {
+		return nil, err
+	}
 	return m, bundleErr(err)
 }
 

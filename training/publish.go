@@ -222,7 +222,8 @@ func RegistryName(repo string) string {
 const ExtraInputFingerprint = "input_fingerprint"
 
 // InputFingerprint combines the fingerprint of a history's data (datasets.Fingerprint)
-// with cfg, as JSON (AsOf, Repo and every other field but Log), into the fingerprint of
+// with cfg, as JSON (AsOf, Repo and every other field but Log), and the id of its
+// AuthorKey, into the fingerprint of
 // a training run's inputs: two runs with the same one train the same bundle.
 func InputFingerprint(data string, cfg Config) (string, error) {
 	b, err := json.Marshal(cfg)
@@ -232,6 +233,10 @@ func InputFingerprint(data string, cfg Config) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "data %s\nconfig %d\n", data, len(b))
 	h.Write(b)
+	if cfg.AuthorKey != nil {
+		// The key is not in the JSON; another key makes another bundle.
+		fmt.Fprintf(h, "\nauthor_key_id %s\n", cfg.AuthorKey.ID())
+	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
@@ -379,6 +384,10 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 	if res.InputFingerprint != "" {
 		m.Extra[ExtraInputFingerprint] = res.InputFingerprint
 	}
+	if dt := res.Models.DevTable; dt != nil && dt.AuthorKeyID() != "" {
+		id := dt.AuthorKeyID()
+		m.Extra[modelset.ExtraAuthorKeyID] = id
+	}
 	version, err := reg.Publish(ctx, name, func(dir string) error { return res.WriteFiles(dir) }, m,
 		registry.PublishOptions{Champion: true})
 	if err != nil {
@@ -459,7 +468,7 @@ func (res *Result) WriteFiles(dir string) error {
 		return fmt.Errorf("training: encoding %s: %w", FileFeatures, err)
 	}
 	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			return fmt.Errorf("training: %w", err)
 		}
 	}

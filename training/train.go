@@ -498,7 +498,12 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 		}
 	}
 	res.Models.DevTable = ix.DevTable(to)
-	st.done("devtable", "authors", res.Models.DevTable.NAuthors())
+	if cfg.AuthorKey != nil {
+		if res.Models.DevTable, err = res.Models.DevTable.Pseudonymise(cfg.AuthorKey); err != nil {
+			return nil, fmt.Errorf("training: %w", err)
+		}
+	}
+	st.done("devtable", "authors", res.Models.DevTable.NAuthors(), "author_key_id", res.Models.DevTable.AuthorKeyID())
 	res.Stages = st.stages
 	return res, nil
 }

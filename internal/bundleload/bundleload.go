@@ -7,25 +7,39 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/modelset"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/scoring"
 	"github.com/sqpredict/sqpredict/server"
 )
 
+// Options are the settings of bundle loading that come from the operator rather than
+// the bundle. The zero value loads bundles whose authors are in clear.
+type Options struct {
+	// AuthorKey is the operator's author key (features.ReadAuthorKeyFile): a bundle whose
+	// developer table is pseudonymised needs the key it was trained with, and its scorer
+	// then hashes the incoming authors the same way before looking them up. A bundle is
+	// refused without it, or with another key, with an error naming the key id it needs.
+	AuthorKey *features.AuthorKey
+}
+
 // Loader returns a server.LoadFunc that loads versions of repo from reg: registry.Load
 // checks the manifest, every checksum and the feature schema hash against
-// modelset.SchemaHash (the code of this binary), modelset.LoadPartialModels reads every
-// model and checks its columns, and scoring.NewScorer checks the models' widths. Any
-// failure leaves the server with the model it has. Loading goes through modelset, not
-// training, so that predictd does not link the trainer.
-func Loader(reg *registry.Registry, repo string) server.LoadFunc {
+// modelset.SchemaHash (the code of this binary), modelset.Load reads every model and
+// checks its columns (and the author key, see Options), and scoring.NewScorer checks
+// the models' widths. Any failure leaves the server with the model it has. Loading goes
+// through modelset, not training, so that predictd does not link the trainer.
+func Loader(reg *registry.Registry, repo string) server.LoadFunc { return Options{}.Loader(reg, repo) }
+
+// Loader is the package's Loader with the options o.
+func (o Options) Loader(reg *registry.Registry, repo string) server.LoadFunc {
 	return func(role registry.Role, version string) (*server.Model, error) {
 		b, err := reg.Load(repo, version, modelset.SchemaHash())
 		if err != nil {
 			return nil, err
 		}
-		return FromBundle(b, role)
+		return o.fromBundle(b, role, nil)
 	}
 }
 
@@ -36,7 +50,12 @@ func Loader(reg *registry.Registry, repo string) server.LoadFunc {
 // manifest's modelset.ExtraConflictPrior; a bundle without a success or build-time
 // model cannot be served.
 func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
-	return fromBundle(b, role, nil)
+	return Options{}.fromBundle(b, role, nil)
+}
+
+// FromBundle is the package's FromBundle with the options o.
+func (o Options) FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
+	return o.fromBundle(b, role, nil)
 }
 
 // FromBundleChallengers is FromBundle with the bundle's own challenger models named in
@@ -46,7 +65,7 @@ func FromBundle(b *registry.Bundle, role registry.Role) (*server.Model, error) {
 // section. The other sections are served as by FromBundle. A
 // bundle trained without a named challenger is refused, naming it.
 func FromBundleChallengers(b *registry.Bundle, role registry.Role, challengers []string) (*server.Model, error) {
-	return fromBundle(b, role, challengers)
+	return Options{}.fromBundle(b, role, challengers)
 }
 
 // ChallengerLoader returns a server.LoadFunc like Loader's, except that the challenger
@@ -54,15 +73,20 @@ func FromBundleChallengers(b *registry.Bundle, role registry.Role, challengers [
 // (FromBundleChallengers): with server.Reloader.ChallengerFollowsChampion, the champion
 // bundle's challenger models are served, routed or in shadow, beside its champions.
 func ChallengerLoader(reg *registry.Registry, repo string, challengers []string) server.LoadFunc {
+	return Options{}.ChallengerLoader(reg, repo, challengers)
+}
+
+// ChallengerLoader is the package's ChallengerLoader with the options o.
+func (o Options) ChallengerLoader(reg *registry.Registry, repo string, challengers []string) server.LoadFunc {
 	return func(role registry.Role, version string) (*server.Model, error) {
 		b, err := reg.Load(repo, version, modelset.SchemaHash())
 		if err != nil {
 			return nil, err
 		}
 		if role == registry.RoleChallenger {
-			return FromBundleChallengers(b, role, challengers)
+			return o.fromBundle(b, role, challengers)
 		}
-		return FromBundle(b, role)
+		return o.fromBundle(b, role, nil)
 	}
 }
 
@@ -89,8 +113,8 @@ func ParseChallengerModels(s string) ([]string, error) {
 	return out, nil
 }
 
-func fromBundle(b *registry.Bundle, role registry.Role, challengers []string) (*server.Model, error) {
-	ms, err := modelset.LoadPartialModels(b)
+func (o Options) fromBundle(b *registry.Bundle, role registry.Role, challengers []string) (*server.Model, error) {
+	ms, err := modelset.Load(b, modelset.LoadOptions{Partial: true, AuthorKey: o.AuthorKey})
 	if err != nil {
 		return nil, err
 	}
