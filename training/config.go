@@ -214,9 +214,11 @@ type Config struct {
 	// partial bundles, which Evaluate and Compare read but a scorer cannot serve.
 	AllowPartial bool `json:"allow_partial,omitempty"`
 	// AllowMissingFeatures trains even when a feature is missing (NaN) in every training
-	// row of its table ("allow_missing_features"), which Train otherwise refuses with
-	// ErrNoData naming the features: a history without a column (an import without
-	// affected targets) needs it, a misspelled column should be fixed instead.
+	// row of its table although the history has its source column elsewhere
+	// ("allow_missing_features"), which Train otherwise refuses with ErrNoData naming the
+	// features: a misspelled column, or a window older than a column, should be fixed
+	// instead. A feature whose source column no change of the history has (an import
+	// without affected targets) needs no flag: Train notes it (Result.Notes) and goes on.
 	AllowMissingFeatures bool `json:"allow_missing_features,omitempty"`
 	// BaselineGate says what Publish does when a champion does not beat the best
 	// baseline of its section on the holdout ("baseline_gate"): BaselineGateRefuse (the

@@ -52,6 +52,9 @@ type Result struct {
 	// InputFingerprint, when set by the caller (InputFingerprint), is written into the
 	// manifest as ExtraInputFingerprint.
 	InputFingerprint string
+	// Notes say what the run excused in the inputs: history columns absent from every
+	// change, whose features are missing in every row (checkFeatures).
+	Notes []string
 	// Warnings are the problems of the inputs that did not stop the run, such as a
 	// history whose newest change is more than StaleAfter older than Window.To; they are
 	// also logged at warning level.
@@ -317,25 +320,48 @@ func allMissing(t *features.Table) []string {
 // checkFeatures returns an ErrNoData error naming the features missing in every
 // training row of some table, unless cfg.AllowMissingFeatures, when it logs them: a
 // misspelled or absent history column would otherwise train a model with that feature
-// imputed everywhere, without a word (issue 15).
-func checkFeatures(cfg *Config, t tables) error {
+// imputed everywhere, without a word (issue 15). A feature whose source column is absent
+// from every change of every repository of h (an import without affected targets) is
+// excused with a logged note and listed in the returned notes: the history cannot have
+// it, and refusing it made every real history need --allow-missing-features. A column
+// the history has elsewhere but not in the window is still an error.
+func checkFeatures(cfg *Config, h *datasets.History, t tables) (notes []string, err error) {
 	var parts []string
+	absent := map[string][]string{} // source column -> features it excuses
+	var columns []string
 	for _, tb := range []*features.Table{t.success, t.conflict, t.buildtime} {
-		if m := allMissing(tb); len(m) > 0 {
-			parts = append(parts, tb.Schema.Kind.String()+": "+strings.Join(m, ", "))
+		var bad []string
+		for _, f := range allMissing(tb) {
+			if col := absentEverywhere(h, f); col != "" {
+				if absent[col] == nil {
+					columns = append(columns, col)
+				}
+				absent[col] = append(absent[col], tb.Schema.Kind.String()+"."+f)
+				continue
+			}
+			bad = append(bad, f)
+		}
+		if len(bad) > 0 {
+			parts = append(parts, tb.Schema.Kind.String()+": "+strings.Join(bad, ", "))
 		}
 	}
+	for _, col := range columns {
+		n := fmt.Sprintf("the history has no %s in any change: %d features computed from it are missing in every row and carry no information (%s)",
+			col, len(absent[col]), strings.Join(absent[col], ", "))
+		notes = append(notes, n)
+		cfg.log().Info("feature source absent from the history", "column", col, "features", len(absent[col]))
+	}
 	if len(parts) == 0 {
-		return nil
+		return notes, nil
 	}
 	msg := strings.Join(parts, "; ")
 	if cfg.AllowMissingFeatures {
 		cfg.log().Warn("features missing in every training row; they carry no information", "features", msg)
-		return nil
+		return notes, nil
 	}
-	return fmt.Errorf("%w: features missing in every training row (%s): check the history's column names with "+
-		"trainer validate, or train anyway with --allow-missing-features (allow_missing_features), as histories "+
-		"without those columns (imports without affected targets) need", ErrNoData, msg)
+	return nil, fmt.Errorf("%w: features missing in every training row although the history has their columns elsewhere (%s): "+
+		"check the history's column names with trainer validate, widen the window, or train anyway with --allow-missing-features "+
+		"(allow_missing_features)", ErrNoData, msg)
 }
 
 // spanHint describes the submission times of a repository's changes and how to choose a
@@ -449,9 +475,11 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	train.success, hold.success = split(all.success)
 	train.conflict, hold.conflict = split(all.conflict)
 	train.buildtime, hold.buildtime = split(all.buildtime)
-	if err := checkFeatures(&cfg, train); err != nil {
+	notes, err := checkFeatures(&cfg, h, train)
+	if err != nil {
 		return nil, err
 	}
+	res.Notes = notes
 	st.done("split", "cut", res.Cut, "train_success", train.success.NRows(), "holdout_success", hold.success.NRows())
 
 	if res.HoldoutModels, err = fitAll(ctx, train, &cfg, func(name string) { st.done("fit-holdout " + modelName(name)) }); err != nil {

@@ -737,18 +737,42 @@ func TestLatestAndStale(t *testing.T) {
 	}
 }
 
-// TestMissingFeatures is issue 15 item 4: a feature missing in every training row (here
-// the affected-target features of a history without affected_targets, as imports are)
-// fails Train naming it, unless AllowMissingFeatures.
+// TestMissingFeatures: a history without affected targets in any change trains, with a
+// note naming the column and the features it excuses; one whose changes have affected
+// targets only after the holdout cut (the column exists, the training rows lack it, as a
+// misspelled or newly added column looks) is refused with ErrNoData naming the target
+// features and the flag, which lets it train.
 func TestMissingFeatures(t *testing.T) {
 	h := cloneHistory(testHistory(t))
 	for i := range h.Changes {
 		h.Changes[i].AffectedTargets = nil
 	}
 	cfg := testConfig()
-	_, err := Train(context.Background(), h, cfg)
+	res, err := Train(context.Background(), h, cfg)
+	if err != nil {
+		t.Fatalf("Train of a history without affected targets = %v, want it to train", err)
+	}
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "affected_targets") || !strings.Contains(res.Notes[0], "success.targets_fail_rate_20") ||
+		!strings.Contains(res.Notes[0], "buildtime.conflicts_count") {
+		t.Errorf("notes = %q, want one naming affected_targets and its features", res.Notes)
+	}
+
+	// The column present only in the holdout: the training rows lack it.
+	h = cloneHistory(testHistory(t))
+	kept := 0
+	for i := range h.Changes {
+		if h.Changes[i].SubmittedAt.Before(res.Cut) {
+			h.Changes[i].AffectedTargets = nil
+		} else if h.Changes[i].AffectedTargets != nil {
+			kept++
+		}
+	}
+	if kept == 0 {
+		t.Fatal("no change after the cut has affected targets")
+	}
+	_, err = Train(context.Background(), h, cfg)
 	if !errors.Is(err, ErrNoData) || !strings.Contains(err.Error(), "missing in every training row") || !strings.Contains(err.Error(), "--allow-missing-features") {
-		t.Fatalf("Train without affected targets = %v, want ErrNoData naming the features and the flag", err)
+		t.Fatalf("Train without affected targets in the training rows = %v, want ErrNoData naming the features and the flag", err)
 	}
 	var named bool
 	for _, n := range features.KindSuccess.Schema().Names {

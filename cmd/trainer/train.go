@@ -50,8 +50,9 @@ func addTrainFlags(fs interface {
 			"serve the baseline in its place, or off (publish anyway)"),
 		authorKeyFile: fs.String("author-key-file", "", authorKeyUsage),
 		lenient:       fs.Bool("lenient", false, "skip history rows with problems instead of failing"),
-		allowMissing: fs.Bool("allow-missing-features", false, "train even when a feature is missing in every training row "+
-			"(imported histories without affected targets need it; otherwise check the column names with trainer validate)"),
+		allowMissing: fs.Bool("allow-missing-features", false, "train even when a feature is missing in every training row although "+
+			"the history has its column elsewhere (check the column names with trainer validate first); a column no change has "+
+			"(imports without affected targets) needs no flag"),
 		allowPartial: fs.Bool("allow-partial", false, "leave out a model whose table has no rows or one class (real histories without durations "+
 			"or pairs) instead of failing; such a bundle is evaluated but a scorer cannot serve it"),
 	}
@@ -184,13 +185,16 @@ func printStages(e *env, res *training.Result, publish, total time.Duration) {
 			}
 		}
 		e.log.Info("trained", "repo", res.Repo, "from", res.Window.From, "to", res.Window.To, "holdout_from", res.Cut,
-			"rows", res.Rows, "train_rows", res.TrainRows, "warnings", res.Warnings,
+			"rows", res.Rows, "train_rows", res.TrainRows, "warnings", res.Warnings, "notes", res.Notes,
 			slog.Group("seconds", stages...), slog.Group("holdout", metrics...))
 		return
 	}
 	var b strings.Builder
 	for _, w := range res.Warnings {
 		fmt.Fprintf(&b, "WARNING: %s\n", w)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	fmt.Fprintf(&b, "train: %s, window %s to %s, holdout from %s\n", res.Repo,
 		res.Window.From.Format(time.RFC3339), res.Window.To.Format(time.RFC3339), res.Cut.Format(time.RFC3339))
