@@ -66,7 +66,10 @@
 //	success.gbm.txt                    challenger gbm-success, LightGBM text (models/gbm)
 //	conflict.gbm.txt                   challenger gbm-conflict, LightGBM text (models/gbm)
 //	buildtime.ngboost.json             challenger ngboost-normal (NGBoost Normal)
-//	devtable.json                      developer table frozen at AsOf (features)
+//	devtable.json                      developer table frozen at AsOf (features); with
+//	                                   Config.AuthorKey its authors are HMAC-SHA256
+//	                                   pseudonyms and the manifest extra
+//	                                   "author_key_id" names the key
 //	features.json                      the three feature schemas and the combined hash
 //	metrics.json                       holdout metrics, flat, NaN written as null
 //	report.html, *.png                 the evaluation report (eval/report)
