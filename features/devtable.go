@@ -46,6 +46,11 @@ type DevTable struct {
 	pop     devCounts
 	authors map[string]*devCounts
 	rec     *recency
+	// keyID is the id of the AuthorKey the authors are pseudonymised under, "" in
+	// clear; key, when set, hashes the authors a lookup is asked about (see
+	// Pseudonymise and WithAuthorKey).
+	keyID string
+	key   *AuthorKey
 }
 
 func newDevTable() *DevTable {
@@ -57,7 +62,7 @@ func newDevTable() *DevTable {
 // passes that repository, see [DevTable.Repos]). Everything is NaN when c's submission
 // time is unknown.
 func (t *DevTable) Recent(repo string, c *datasets.Change) Recent {
-	return t.rec.lookup(repo, c, c.SubmittedAt)
+	return t.rec.lookup(repo, t.keyedChange(c), c.SubmittedAt)
 }
 
 // Repos returns the repositories the table holds recency state for, in no particular
@@ -127,7 +132,9 @@ func (t *DevTable) addBuild(author string, logDuration float64) {
 
 // Lookup returns the statistics of author. An author the table has never seen gets the
 // population's smoothed rates and 0 prior changes; the empty name (author unknown) gets
-// the population's rates and NaN prior changes.
+// the population's rates and NaN prior changes. A pseudonymised table with its key
+// (Pseudonymise, WithAuthorKey) looks up the author's pseudonym; one read without its
+// key knows no author, which is why bundle loaders refuse it.
 func (t *DevTable) Lookup(author string) DevStats {
 	mS := (float64(t.pop.Succeeded) + 1) / (float64(t.pop.Labelled) + 2)
 	mC := (float64(t.pop.Conflicts) + 1) / (float64(t.pop.Pairs) + 2)
@@ -139,7 +146,7 @@ func (t *DevTable) Lookup(author string) DevStats {
 	if author == "" {
 		return s
 	}
-	c := t.authors[author]
+	c := t.authors[t.keyed(author)]
 	if c == nil {
 		s.PriorChanges = 0
 		return s
@@ -163,12 +170,17 @@ type devTableJSON struct {
 	Population    devCounts             `json:"population"`
 	Authors       map[string]*devCounts `json:"authors"`
 	Recency       *recency              `json:"recency"`
+	// AuthorKeyID is the id of the AuthorKey the authors are pseudonymised under;
+	// absent in clear.
+	AuthorKeyID string `json:"author_key_id,omitempty"`
 }
 
 // MarshalJSON encodes the table as a JSON object: format_version, feature_schema_version,
 // prior_strength, as_of (RFC 3339), population, authors and recency, each author and the
 // population holding the counts changes, labelled, succeeded, pairs, conflicts, builds
-// and log_duration_sum (the package comment describes recency). Authors are sorted by name, so the encoding is deterministic.
+// and log_duration_sum (the package comment describes recency), and author_key_id when
+// the authors are pseudonymised. Authors are sorted by name, so the encoding is
+// deterministic. The key itself is never written.
 func (t *DevTable) MarshalJSON() ([]byte, error) {
 	return json.Marshal(devTableJSON{
 		FormatVersion: DevTableVersion,
@@ -178,6 +190,7 @@ func (t *DevTable) MarshalJSON() ([]byte, error) {
 		Population:    t.pop,
 		Authors:       t.authors,
 		Recency:       t.rec,
+		AuthorKeyID:   t.keyID,
 	})
 }
 
@@ -218,7 +231,7 @@ func (t *DevTable) UnmarshalJSON(b []byte) error {
 	if err := j.Recency.validate(); err != nil {
 		return fmt.Errorf("features: developer table: %w: recency: %w", ErrInvalidDevTable, err)
 	}
-	*t = DevTable{asOf: j.AsOf, pop: j.Population, authors: authors, rec: j.Recency}
+	*t = DevTable{asOf: j.AsOf, pop: j.Population, authors: authors, rec: j.Recency, keyID: j.AuthorKeyID}
 	return nil
 }
 

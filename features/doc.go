@@ -174,4 +174,10 @@
 // latest 20 labels of every affected target; per author a window of the latest 10 labels.
 // A window is {"b": bits, "n": count}, the newest label in bit 0. Lookups compute the smoothed statistics from these counts, so the
 // scorer gets exactly what the trainer's rows saw at as_of.
+//
+// A table pseudonymised under an operator's AuthorKey (DevTable.Pseudonymise) names every
+// author, in the statistics and the recency windows, by the hex HMAC-SHA256 of the name
+// under the key, and records author_key_id, a hash of the key; the key is never written.
+// Read back, it scores only with that key (DevTable.WithAuthorKey), which hashes the
+// authors it is asked about the same way.
 package features

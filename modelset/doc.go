@@ -9,8 +9,11 @@
 // # Bundle files
 //
 // A bundle holds FileSuccess and FileConflict (logistic regressions, models/logistic
-// JSON), FileBuildTime (NGBoost Normal, models/ngboost JSON), the challengers
-// FileSuccessGBM (LightGBM text) and FileBuildTimeLogNormal (NGBoost LogNormal), one
+// JSON), the build-time champion FileBuildTimeLogNormal (NGBoost LogNormal,
+// models/ngboost JSON; FileBuildTime, the NGBoost Normal, in bundles published before
+// LogNormal became the champion), FileBuildTimeBounds (the NGBoost parameter bounds,
+// ParamBounds), the challengers FileSuccessGBM and FileConflictGBM (LightGBM text) and
+// the other family's NGBoost (Models.BuildTimeChallenger), one
 // baseline.<name>.json per fitted baseline (format BaselineVersion, see
 // Baseline.WriteJSON), FileDevTable and FileFeatures (the schema names and hashes). The
 // manifest's extra keys ExtraLeftOut, ExtraConflictLeftOut, ExtraConflictPrior,

@@ -21,9 +21,15 @@ const (
 	ExtraServedBaselines = "served_baselines"
 	// ExtraChampions names the champion model of each section as "section=model" pairs
 	// separated by spaces, e.g. "success=logistic conflict=logistic
-	// buildtime=ngboost-normal". A build-time champion ModelNGBoostLogNormal makes the
-	// bundle serve its LogNormal NGBoost (FileBuildTimeLogNormal).
+	// buildtime=ngboost-lognormal". A build-time champion ModelNGBoostLogNormal makes the
+	// bundle serve its LogNormal NGBoost (FileBuildTimeLogNormal); ModelNGBoostNormal, or
+	// no build-time pair (bundles published before LogNormal became the champion), its
+	// Normal one (FileBuildTime).
 	ExtraChampions = "champions"
+	// ExtraAuthorKeyID is the id (features.AuthorKey.ID) of the operator's author key
+	// under which the developer table's authors are pseudonymised; absent when they are
+	// in clear. Only the id is recorded: a loader needs the key itself (LoadOptions).
+	ExtraAuthorKeyID = "author_key_id"
 )
 
 // Challenger model names, as the trainer's --challengers and predictd's
@@ -33,12 +39,16 @@ const (
 	// ChallengerGBMSuccess is the gradient-boosted trees of success, FileSuccessGBM.
 	ChallengerGBMSuccess = "gbm-success"
 	// ChallengerNGBoostLogNormal is the NGBoost LogNormal of build time,
-	// FileBuildTimeLogNormal.
+	// FileBuildTimeLogNormal, the challenger of bundles whose build-time champion is
+	// Normal (published before LogNormal became the champion).
 	ChallengerNGBoostLogNormal = "ngboost-lognormal"
+	// ChallengerNGBoostNormal is the NGBoost Normal of build time, FileBuildTime, the
+	// challenger beside a LogNormal champion.
+	ChallengerNGBoostNormal = "ngboost-normal"
 )
 
-// ModelNGBoostNormal is the name of the Normal NGBoost build-time champion in
-// ExtraChampions and in the names of served models.
+// ModelNGBoostNormal is the name of the Normal NGBoost build-time model in
+// ExtraChampions, in metric keys and in the names of served models.
 const ModelNGBoostNormal = "ngboost-normal"
 
 // ServedBaselines returns the sections of a manifest's ExtraServedBaselines with the
@@ -72,8 +82,8 @@ func Champions(extra map[string]string) (map[string]string, error) {
 }
 
 // ChampionsText returns the ExtraChampions value naming the champion models m holds,
-// e.g. "success=logistic conflict=logistic buildtime=ngboost-normal"; a champion left
-// out of a partial bundle is not named.
+// e.g. "success=logistic conflict=logistic buildtime=ngboost-lognormal"; a champion
+// left out of a partial bundle is not named.
 func ChampionsText(m *Models) string {
 	var f []string
 	if m.Success != nil {
@@ -83,7 +93,7 @@ func ChampionsText(m *Models) string {
 		f = append(f, "conflict="+ModelLogistic)
 	}
 	if m.BuildTime != nil {
-		f = append(f, "buildtime="+ModelNGBoostNormal)
+		f = append(f, "buildtime="+m.BuildTime.Name())
 	}
 	return strings.Join(f, " ")
 }

@@ -68,16 +68,23 @@ func SchemaHash() string {
 // partial bundle (the trainer's AllowPartial). Models are read-only once built and safe
 // for concurrent use.
 type Models struct {
-	Success   *logistic.Model // P-succ champion
-	Conflict  *logistic.Model // P-conf champion
-	BuildTime *ngboost.Model  // build time champion, Normal
-	// SuccessGBM, ConflictGBM and BuildTimeLogNormal are the challengers gbm-success,
-	// gbm-conflict and ngboost-lognormal.
-	SuccessGBM         *gbm.Model
-	ConflictGBM        *gbm.Model
-	BuildTimeLogNormal *ngboost.Model
-	// LeftOut says why each model file left out of a partial bundle is missing, by
-	// bundle file name (set by training; empty for a loaded bundle).
+	Success  *logistic.Model // P-succ champion
+	Conflict *logistic.Model // P-conf champion
+	// BuildTime is the build-time champion: the NGBoost LogNormal (FileBuildTimeLogNormal)
+	// when the manifest's ExtraChampions names ModelNGBoostLogNormal, as the trainer
+	// publishes it, and the NGBoost Normal (FileBuildTime) in bundles that name
+	// ModelNGBoostNormal or no build-time champion (published before LogNormal became
+	// the champion).
+	BuildTime *BuildTimeModel
+	// SuccessGBM and ConflictGBM are the challengers gbm-success and gbm-conflict.
+	SuccessGBM  *gbm.Model
+	ConflictGBM *gbm.Model
+	// BuildTimeChallenger is the NGBoost of the other family: the challenger
+	// ngboost-normal beside a LogNormal champion, ngboost-lognormal beside a Normal one.
+	BuildTimeChallenger *BuildTimeModel
+	// LeftOut says why each model file left out of a partial bundle, or each challenger
+	// dropped by the trainer, is missing, by bundle file name (set by training; empty for
+	// a loaded bundle).
 	LeftOut map[string]string
 	// Baselines are the fitted baselines by name (BaselinePassRate, ...); a baseline
 	// whose table had no rows is absent.
@@ -133,8 +140,15 @@ func (m *Models) Files() (map[string][]byte, error) {
 			}
 		}
 	}
-	if m.BuildTime != nil {
-		if err := put(FileBuildTime, m.BuildTime.WriteJSON); err != nil {
+	for _, bt := range []*BuildTimeModel{m.BuildTime, m.BuildTimeChallenger} {
+		if bt != nil {
+			if err := put(ngboostFile(bt.Family()), bt.WriteJSON); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if m.BuildTime != nil && m.BuildTime.Bounds != nil || m.BuildTimeChallenger != nil && m.BuildTimeChallenger.Bounds != nil {
+		if err := put(FileBuildTimeBounds, func(w io.Writer) error { return writeBounds(w, m.BuildTime, m.BuildTimeChallenger) }); err != nil {
 			return nil, err
 		}
 	}
@@ -146,11 +160,6 @@ func (m *Models) Files() (map[string][]byte, error) {
 			if err := put(g.name, func(w io.Writer) error { return gbm.WriteLightGBM(w, g.m) }); err != nil {
 				return nil, err
 			}
-		}
-	}
-	if m.BuildTimeLogNormal != nil {
-		if err := put(FileBuildTimeLogNormal, m.BuildTimeLogNormal.WriteJSON); err != nil {
-			return nil, err
 		}
 	}
 	for _, name := range BaselineNames() {
@@ -170,18 +179,45 @@ func (m *Models) Files() (map[string][]byte, error) {
 
 // LoadModels reads every model of the verified bundle b (from registry.Load or
 // registry.LoadDir with SchemaHash) and its developer table, and checks that each model
-// takes the columns of its feature schema, by name and order. The challenger files are
-// optional; the three champions and the developer table are required, so a partial
+// takes the columns of its feature schema, by name and order. The manifest's
+// ExtraChampions says which NGBoost file holds the build-time champion (the LogNormal
+// one when it names ModelNGBoostLogNormal, else the Normal one), and
+// FileBuildTimeBounds, when present, the bounds of the NGBoost models. The challenger
+// files are optional; the three champions and the developer table are required, so a partial
 // bundle (the trainer's AllowPartial) is refused: a scorer needs them all. Errors wrap
 // ErrBundle and name the file.
-func LoadModels(b *registry.Bundle) (*Models, error) { return loadModels(b, false) }
+//
+// A bundle whose developer table is pseudonymised (ExtraAuthorKeyID) needs its author
+// key: LoadModels refuses it with an error wrapping features.ErrAuthorKey; use Load
+// with LoadOptions.AuthorKey.
+func LoadModels(b *registry.Bundle) (*Models, error) { return loadModels(b, LoadOptions{}) }
 
 // LoadPartialModels is LoadModels that also accepts a partial bundle: the champions its
 // manifest lists as left out (extra "left_out") are nil. Evaluate and Compare can score
 // what such a bundle has; a scorer cannot serve it.
-func LoadPartialModels(b *registry.Bundle) (*Models, error) { return loadModels(b, true) }
+func LoadPartialModels(b *registry.Bundle) (*Models, error) {
+	return loadModels(b, LoadOptions{Partial: true})
+}
 
-func loadModels(b *registry.Bundle, partial bool) (*Models, error) {
+// LoadOptions choose how Load reads a bundle.
+type LoadOptions struct {
+	// Partial accepts a partial bundle, as LoadPartialModels does.
+	Partial bool
+	// AuthorKey is the operator's author key (features.ReadAuthorKeyFile). A bundle
+	// whose developer table is pseudonymised needs the key it was made with, and its
+	// table then hashes the authors it is asked about the same way; nil means none,
+	// which only bundles with authors in clear accept. A bundle in clear ignores it.
+	AuthorKey *features.AuthorKey
+}
+
+// Load is LoadModels with options: a partial bundle (opt.Partial) and the author key
+// of a pseudonymised bundle (opt.AuthorKey). Without the key, or with another one, it
+// returns an error wrapping features.ErrAuthorKey that names the key id the bundle
+// needs.
+func Load(b *registry.Bundle, opt LoadOptions) (*Models, error) { return loadModels(b, opt) }
+
+func loadModels(b *registry.Bundle, opt LoadOptions) (*Models, error) {
+	partial := opt.Partial
 	if b.Manifest.FeatureSchemaHash != SchemaHash() {
 		return nil, fmt.Errorf("%w: %s: feature schema hash %s, this build has %s: %w",
 			ErrBundle, b.Dir, b.Manifest.FeatureSchemaHash, SchemaHash(), registry.ErrSchemaMismatch)
@@ -231,7 +267,7 @@ func loadModels(b *registry.Bundle, partial bool) (*Models, error) {
 			return checkNames(gm.FeatureNames(), kind)
 		}
 	}
-	ngboostOf := func(dst **ngboost.Model, fam ngboost.Family) func([]byte) error {
+	ngboostOf := func(dst **BuildTimeModel, fam ngboost.Family) func([]byte) error {
 		return func(data []byte) error {
 			nm, err := ngboost.ReadJSON(bytes.NewReader(data))
 			if err != nil {
@@ -240,9 +276,27 @@ func loadModels(b *registry.Bundle, partial bool) (*Models, error) {
 			if nm.Family() != fam {
 				return fmt.Errorf("distribution %s, want %s", nm.Family(), fam)
 			}
-			*dst = nm
+			*dst = &BuildTimeModel{Model: nm}
 			return checkNames(nm.FeatureNames(), features.KindBuildTime)
 		}
+	}
+	champs, err := Champions(b.Manifest.Extra)
+	if err != nil {
+		return nil, err
+	}
+	normal, logNormal := &m.BuildTime, &m.BuildTimeChallenger
+	switch c := champs["buildtime"]; c {
+	case "", ModelNGBoostNormal:
+	case ModelNGBoostLogNormal:
+	default:
+		return nil, fmt.Errorf("%w: %s: the manifest's build-time champion %q is not %s or %s",
+			ErrBundle, b.Dir, c, ModelNGBoostNormal, ModelNGBoostLogNormal)
+	}
+	// A partial bundle whose LogNormal champion was left out does not name it.
+	lnChampion := champs["buildtime"] == ModelNGBoostLogNormal ||
+		slices.Contains(strings.Split(b.Manifest.Extra[ExtraLeftOut], ","), FileBuildTimeLogNormal)
+	if lnChampion {
+		normal, logNormal = logNormal, normal
 	}
 	steps := []struct {
 		name     string
@@ -251,8 +305,9 @@ func loadModels(b *registry.Bundle, partial bool) (*Models, error) {
 	}{
 		{FileSuccess, true, logisticOf(&m.Success, features.KindSuccess)},
 		{FileConflict, true, logisticOf(&m.Conflict, features.KindConflict)},
-		{FileBuildTime, true, ngboostOf(&m.BuildTime, ngboost.Normal)},
-		{FileBuildTimeLogNormal, false, ngboostOf(&m.BuildTimeLogNormal, ngboost.LogNormal)},
+		{FileBuildTime, !lnChampion, ngboostOf(normal, ngboost.Normal)},
+		{FileBuildTimeLogNormal, lnChampion, ngboostOf(logNormal, ngboost.LogNormal)},
+		{FileBuildTimeBounds, false, func(data []byte) error { return readBounds(data, m.BuildTime, m.BuildTimeChallenger) }},
 		{FileSuccessGBM, false, gbmOf(&m.SuccessGBM, features.KindSuccess)},
 		{FileConflictGBM, false, gbmOf(&m.ConflictGBM, features.KindConflict)},
 		{FileDevTable, true, func(data []byte) error {
@@ -283,6 +338,16 @@ func loadModels(b *registry.Bundle, partial bool) (*Models, error) {
 			return nil, err
 		}
 	}
+	if m.DevTable != nil {
+		if id := b.Manifest.Extra[ExtraAuthorKeyID]; id != m.DevTable.AuthorKeyID() {
+			return nil, fmt.Errorf("%w: %s: the manifest's %s is %q, %s says %q", ErrBundle, b.Dir, ExtraAuthorKeyID, id, FileDevTable, m.DevTable.AuthorKeyID())
+		}
+		t, err := m.DevTable.WithAuthorKey(opt.AuthorKey)
+		if err != nil {
+			return nil, fmt.Errorf("modelset: %s: %s: %w", b.Dir, FileDevTable, err)
+		}
+		m.DevTable = t
+	}
 	return m, nil
 }
 
@@ -301,8 +366,11 @@ type Predictions struct {
 	Success, SuccessGBM []float64 // P(success) per success row
 	Conflict            []float64 // P(conflict) per conflict row
 	ConflictGBM         []float64 // the gbm-conflict challenger's P(conflict) per conflict row
-	// BuildTime and BuildTimeLogNormal are predictive distributions per build-time row.
-	BuildTime, BuildTimeLogNormal eval.Predictive
+	// BuildTime and BuildTimeChallenger are the predictive distributions of the
+	// build-time champion and challenger per build-time row; BuildTimeChallengerName
+	// names the challenger (ModelNGBoostNormal or ModelNGBoostLogNormal).
+	BuildTime, BuildTimeChallenger eval.Predictive
+	BuildTimeChallengerName        string
 	// Baselines holds the classification baselines' probabilities (P(success) per
 	// success row, P(conflict) per conflict row) and BaselineBuildTime the build-time
 	// baselines' distributions, by baseline name.
@@ -350,15 +418,16 @@ func (m *Models) Predict(success, conflict, buildtime *features.Table) *Predicti
 		if m.BuildTime != nil {
 			p.BuildTime = predictive(m.BuildTime, x)
 		}
-		if m.BuildTimeLogNormal != nil {
-			p.BuildTimeLogNormal = predictive(m.BuildTimeLogNormal, x)
+		if m.BuildTimeChallenger != nil {
+			p.BuildTimeChallenger = predictive(m.BuildTimeChallenger, x)
+			p.BuildTimeChallengerName = m.BuildTimeChallenger.Name()
 		}
 	}
 	return p
 }
 
 // predictive returns the NGBoost distributions of the rows of x in eval's form.
-func predictive(m *ngboost.Model, x mat.Matrix) eval.Predictive {
+func predictive(m *BuildTimeModel, x mat.Matrix) eval.Predictive {
 	r, _ := x.Dims()
 	params := m.PredictParams(nil, x)
 	p := eval.Predictive{Family: eval.FamilyNormal, Mu: make([]float64, r), Sigma: make([]float64, r)}

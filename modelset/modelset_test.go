@@ -154,16 +154,22 @@ func TestChampionsText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := modelset.ChampionsText(m), "success=logistic conflict=logistic buildtime=ngboost-normal"; got != want {
+	if got, want := modelset.ChampionsText(m), "success=logistic conflict=logistic buildtime=ngboost-lognormal"; got != want {
 		t.Errorf("ChampionsText = %q, want %q", got, want)
 	}
 	partial := *m
 	partial.Conflict = nil
-	if got, want := modelset.ChampionsText(&partial), "success=logistic buildtime=ngboost-normal"; got != want {
+	if got, want := modelset.ChampionsText(&partial), "success=logistic buildtime=ngboost-lognormal"; got != want {
 		t.Errorf("ChampionsText without P-conf = %q, want %q", got, want)
 	}
 	champs, err := modelset.Champions(map[string]string{modelset.ExtraChampions: modelset.ChampionsText(m)})
-	if err != nil || champs["buildtime"] != modelset.ModelNGBoostNormal {
+	if err != nil || champs["buildtime"] != modelset.ModelNGBoostLogNormal {
 		t.Errorf("Champions(ChampionsText) = %v, %v", champs, err)
+	}
+	// The Normal challenger named the champion, as older bundles do.
+	normal := *m
+	normal.BuildTime, normal.BuildTimeChallenger = m.BuildTimeChallenger, m.BuildTime
+	if got, want := modelset.ChampionsText(&normal), "success=logistic conflict=logistic buildtime=ngboost-normal"; got != want {
+		t.Errorf("ChampionsText of a Normal champion = %q, want %q", got, want)
 	}
 }

@@ -43,7 +43,7 @@
 // version's, so sorting names as strings sorts versions by publication. Retain always
 // keeps the newest version, so a name is never reused.
 //
-// A pointer file holds one version name and a newline, mode 0644 like the manifest.
+// A pointer file holds one version name and a newline, mode 0600 like the manifest.
 // It is replaced by writing ".tmp-<name>-*" in the same folder, fsyncing it, renaming it over the pointer and
 // fsyncing the folder, so readers see the old version or the new one.
 //
@@ -74,8 +74,8 @@
 // # Publishing
 //
 // Publish creates versions/.tmp-publish-*, lets the caller write the files, makes
-// every file under it mode 0644 and every folder 0755 (the trainer and predictd may run
-// as different users), fsyncs every file and folder under it, writes manifest.json last, fsyncs the folder, renames
+// every file under it mode 0600 and every folder 0700 (a bundle holds per-author
+// statistics; the trainer and predictd run as the same user), fsyncs every file and folder under it, writes manifest.json last, fsyncs the folder, renames
 // it to versions/<version> and fsyncs versions/. Only then may a pointer name it. A
 // crash at any point leaves either no new version or a complete one, plus perhaps a
 // .tmp-* entry that Cleanup (called by Publish) removes once it is older than

@@ -17,11 +17,13 @@ import (
 // the temporary files of pointer and manifest writes match it too.
 const tmpPrefix = atomicfile.TempPrefix
 
-// Permission bits of what the registry writes: readable by every user, because the
-// trainer and predictd may run as different users.
+// Permission bits of what the registry writes: readable by its owner only, because a
+// bundle holds per-author statistics (issue 14 item 8); the trainer and predictd run as
+// the same user. Operators who need another reader grant it on the registry folder's
+// parent by ACL or run both under one service account.
 const (
-	filePerm fs.FileMode = 0o644
-	dirPerm  fs.FileMode = 0o755
+	filePerm fs.FileMode = 0o600
+	dirPerm  fs.FileMode = 0o700
 )
 
 // writeFileAtomic replaces path with data, mode filePerm: it writes a temporary file in
@@ -42,7 +44,7 @@ func mkdirDurable(dir string) error {
 	if err != nil {
 		return err
 	}
-	// Mkdir applies the umask; the folder must be readable by every user.
+	// Mkdir applies the umask; set the mode exactly.
 	if err := os.Chmod(dir, dirPerm); err != nil {
 		return err
 	}

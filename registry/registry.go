@@ -44,7 +44,7 @@ type Registry struct {
 
 // Open returns the registry in dir, creating the folder if it does not exist.
 func Open(dir string) (*Registry, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return nil, fmt.Errorf("registry: opening: %w", err)
 	}
 	fi, err := os.Stat(dir)
@@ -126,8 +126,9 @@ func at0(at time.Time, now func() time.Time) time.Time {
 }
 
 // Publish adds a version of repo to the registry and returns its name. write fills a
-// new temporary folder inside the registry; Publish then makes every file mode 0644
-// and every folder 0755, so that a scorer running as another user can read them,
+// new temporary folder inside the registry; Publish then makes every file mode 0600
+// and every folder 0700 (bundles hold per-author statistics; the scorer runs as the
+// same user),
 // checksums and fsyncs every file, completes m (FormatVersion, Repo, Version, Files, and Extra[ExtraVCSRevision]
 // when unset and known), writes the manifest last, fsyncs the folder, renames it into
 // place and fsyncs the parent. A reader therefore never sees part of a version. The
@@ -260,7 +261,7 @@ func sealFiles(dir string) (map[string]FileInfo, error) {
 		if d.IsDir() {
 			dirs = append(dirs, path)
 			// MkdirTemp makes the top folder 0700, and the caller's umask applies
-			// to the rest; a predictd under another user must read the bundle.
+			// to the rest; every mode is set exactly.
 			return os.Chmod(path, dirPerm)
 		}
 		rel, err := filepath.Rel(dir, path)

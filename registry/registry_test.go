@@ -478,23 +478,23 @@ func TestOpen(t *testing.T) {
 }
 
 // TestModes checks that everything Publish and the pointer setters write is readable
-// by another user, whatever the umask and the modes the WriteFunc chose: a predictd
-// running as another user than the trainer has to read the bundles. (Published folders
-// used to be 0700 and the manifest and pointers 0600.) It is not parallel because it
-// changes the process umask.
+// by its owner only (files 0600, folders 0700), whatever the umask and the modes the
+// WriteFunc chose: bundles hold per-author statistics (issue 14 item 8), and the trainer
+// and predictd run as the same user. (Issue 15 had made them readable by every user.)
+// It is not parallel because it changes the process umask.
 func TestModes(t *testing.T) {
-	old := syscall.Umask(0o077)
+	old := syscall.Umask(0)
 	defer syscall.Umask(old)
 
 	r := newTestRegistry(t)
 	private := func(dir string) error {
-		if err := os.Mkdir(filepath.Join(dir, "models"), 0o700); err != nil {
+		if err := os.Mkdir(filepath.Join(dir, "models"), 0o777); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, "models", "build.json"), []byte("{}"), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "models", "build.json"), []byte("{}"), 0o666); err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(dir, "success.json"), []byte("{}"), 0o600)
+		return os.WriteFile(filepath.Join(dir, "success.json"), []byte("{}"), 0o644)
 	}
 	v1, err := r.Publish(context.Background(), testRepo, private, testManifest(), PublishOptions{Champion: true})
 	if err != nil {
@@ -512,17 +512,17 @@ func TestModes(t *testing.T) {
 		path string
 		want os.FileMode
 	}{
-		{r.repoDir(testRepo), 0o755},
-		{r.versionsDir(testRepo), 0o755},
-		{vdir, 0o755},
-		{filepath.Join(vdir, "models"), 0o755},
-		{filepath.Join(vdir, "models", "build.json"), 0o644},
-		{filepath.Join(vdir, "success.json"), 0o644},
-		{filepath.Join(vdir, ManifestName), 0o644},
-		{r.versionDir(testRepo, v2), 0o755},
-		{filepath.Join(r.versionDir(testRepo, v2), ManifestName), 0o644},
-		{filepath.Join(r.repoDir(testRepo), RoleChampion.file()), 0o644},
-		{filepath.Join(r.repoDir(testRepo), RoleChallenger.file()), 0o644},
+		{r.repoDir(testRepo), 0o700},
+		{r.versionsDir(testRepo), 0o700},
+		{vdir, 0o700},
+		{filepath.Join(vdir, "models"), 0o700},
+		{filepath.Join(vdir, "models", "build.json"), 0o600},
+		{filepath.Join(vdir, "success.json"), 0o600},
+		{filepath.Join(vdir, ManifestName), 0o600},
+		{r.versionDir(testRepo, v2), 0o700},
+		{filepath.Join(r.versionDir(testRepo, v2), ManifestName), 0o600},
+		{filepath.Join(r.repoDir(testRepo), RoleChampion.file()), 0o600},
+		{filepath.Join(r.repoDir(testRepo), RoleChallenger.file()), 0o600},
 	} {
 		info, err := os.Stat(tc.path)
 		if err != nil {

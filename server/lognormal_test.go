@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/sqpredict/sqpredict/internal/defaultbundle"
+	"github.com/sqpredict/sqpredict/modelset"
 	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/scoring"
@@ -45,6 +46,11 @@ func publishVariant(t *testing.T, e *testEnv, extra map[string]string) string {
 	return v
 }
 
+// normalChampion is the manifest extra that makes a variant of the default bundle serve
+// its Normal NGBoost challenger as the build-time champion, as bundles published before
+// LogNormal became the champion do.
+var normalChampion = map[string]string{modelset.ExtraChampions: "success=logistic conflict=logistic buildtime=" + modelset.ModelNGBoostNormal}
+
 // TestLogNormalBundle serves a bundle whose build-time model is LogNormal (the default
 // bundle with its build time served by the repo-lognormal baseline): GetModelInfo and
 // PredictBuildTime say so, and ScoreSpeculation plans with the log-normal finish order,
@@ -54,16 +60,30 @@ func TestLogNormalBundle(t *testing.T) {
 	ctx := testCtx(t)
 	v := publishVariant(t, e, map[string]string{training.ExtraServedBaselines: "buildtime=" + training.BaselineRepoLogNormal})
 
-	// The Normal champion first: Phi(Z) and a Normal family everywhere.
+	// The default bundle's champion is the NGBoost LogNormal.
 	info, err := e.client.GetModelInfo(ctx, &pb.GetModelInfoRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := info.GetModels()[0].GetBuildTimeFamily(); got != pb.BuildTimeFamily_BUILD_TIME_FAMILY_NORMAL {
-		t.Errorf("GetModelInfo of the default bundle: build_time_family %v, want NORMAL", got)
+	if got := info.GetModels()[0].GetBuildTimeFamily(); got != pb.BuildTimeFamily_BUILD_TIME_FAMILY_LOG_NORMAL {
+		t.Errorf("GetModelInfo of the default bundle: build_time_family %v, want LOG_NORMAL", got)
 	}
-	if got := info.GetModels()[0].GetServedModels()["buildtime"]; got != "ngboost-normal" {
-		t.Errorf("GetModelInfo of the default bundle: served buildtime %q, want ngboost-normal", got)
+	if got := info.GetModels()[0].GetServedModels()["buildtime"]; got != modelset.ModelNGBoostLogNormal {
+		t.Errorf("GetModelInfo of the default bundle: served buildtime %q, want %s", got, modelset.ModelNGBoostLogNormal)
+	}
+
+	// A Normal champion: Phi(Z) and a Normal family everywhere.
+	if err := e.reloader.Reload(registry.RoleChampion, publishVariant(t, e, normalChampion)); err != nil {
+		t.Fatal(err)
+	}
+	if info, err = e.client.GetModelInfo(ctx, &pb.GetModelInfoRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := info.GetModels()[0].GetBuildTimeFamily(); got != pb.BuildTimeFamily_BUILD_TIME_FAMILY_NORMAL {
+		t.Errorf("GetModelInfo of the Normal variant: build_time_family %v, want NORMAL", got)
+	}
+	if got := info.GetModels()[0].GetServedModels()["buildtime"]; got != modelset.ModelNGBoostNormal {
+		t.Errorf("GetModelInfo of the Normal variant: served buildtime %q, want %s", got, modelset.ModelNGBoostNormal)
 	}
 
 	if err := e.reloader.Reload(registry.RoleChampion, v); err != nil {
@@ -176,6 +196,9 @@ func TestLogNormalBundle(t *testing.T) {
 func TestMixedFamilies(t *testing.T) {
 	e := newTestEnv(t, server.Config{ChallengerShare: 0.5}, true)
 	ctx := testCtx(t)
+	if err := e.reloader.Reload(registry.RoleChampion, publishVariant(t, e, normalChampion)); err != nil {
+		t.Fatal(err)
+	}
 	v := publishVariant(t, e, map[string]string{training.ExtraServedBaselines: "buildtime=" + training.BaselineRepoLogNormal})
 	if err := e.reloader.Reload(registry.RoleChallenger, v); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sqpredict/sqpredict/features"
 )
 
 // Errors returned by this package, wrapped with the field, file, metric or model they
@@ -41,13 +43,17 @@ const (
 
 // Challenger names, as --challengers and Config.Challengers spell them.
 const (
-	ChallengerGBMSuccess       = "gbm-success"       // gradient-boosted trees of success
-	ChallengerGBMConflict      = "gbm-conflict"      // gradient-boosted trees of conflicts (P-conf)
-	ChallengerNGBoostLogNormal = "ngboost-lognormal" // NGBoost LogNormal of build time
+	ChallengerGBMSuccess    = "gbm-success"    // gradient-boosted trees of success
+	ChallengerGBMConflict   = "gbm-conflict"   // gradient-boosted trees of conflicts (P-conf)
+	ChallengerNGBoostNormal = "ngboost-normal" // NGBoost Normal of build time
+	// ChallengerNGBoostLogNormal was the NGBoost LogNormal challenger of build time,
+	// which is now the champion: it is accepted, so that older configurations still
+	// load, and ignored with a warning.
+	ChallengerNGBoostLogNormal = "ngboost-lognormal"
 )
 
 // challengers lists the challenger names Config.Challengers accepts.
-var challengers = []string{ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostLogNormal}
+var challengers = []string{ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostNormal, ChallengerNGBoostLogNormal}
 
 // Defaults of the Config fields left zero.
 const (
@@ -186,10 +192,12 @@ type Config struct {
 	// ("holdout_fraction"), in (0, 1); zero means DefaultHoldoutFraction.
 	HoldoutFraction float64 `json:"holdout_fraction,omitempty"`
 	// Challengers lists the challenger models to train as well ("challengers"):
-	// ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostLogNormal.
+	// ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostNormal
+	// (ChallengerNGBoostLogNormal, the champion, is ignored).
 	Challengers []string `json:"challengers,omitempty"`
 	// Success and Conflict are the logistic champions' parameters ("success",
-	// "conflict"); BuildTime those of both NGBoost models ("buildtime").
+	// "conflict"); BuildTime those of both NGBoost models ("buildtime"), the LogNormal
+	// champion and the Normal challenger.
 	Success   LogisticParams `json:"success,omitzero"`
 	Conflict  LogisticParams `json:"conflict,omitzero"`
 	BuildTime NGBoostParams  `json:"buildtime,omitzero"`
@@ -206,9 +214,11 @@ type Config struct {
 	// partial bundles, which Evaluate and Compare read but a scorer cannot serve.
 	AllowPartial bool `json:"allow_partial,omitempty"`
 	// AllowMissingFeatures trains even when a feature is missing (NaN) in every training
-	// row of its table ("allow_missing_features"), which Train otherwise refuses with
-	// ErrNoData naming the features: a history without a column (an import without
-	// affected targets) needs it, a misspelled column should be fixed instead.
+	// row of its table although the history has its source column elsewhere
+	// ("allow_missing_features"), which Train otherwise refuses with ErrNoData naming the
+	// features: a misspelled column, or a window older than a column, should be fixed
+	// instead. A feature whose source column no change of the history has (an import
+	// without affected targets) needs no flag: Train notes it (Result.Notes) and goes on.
 	AllowMissingFeatures bool `json:"allow_missing_features,omitempty"`
 	// BaselineGate says what Publish does when a champion does not beat the best
 	// baseline of its section on the holdout ("baseline_gate"): BaselineGateRefuse (the
@@ -230,6 +240,12 @@ type Config struct {
 	// Retain is how many versions per repository Publish keeps ("retain"); zero means
 	// DefaultRetain.
 	Retain int `json:"retain,omitempty"`
+	// AuthorKey, when set, pseudonymises the authors of the bundle's developer table:
+	// each name is replaced by its HMAC-SHA256 under the operator's key
+	// (features.AuthorKey) and the manifest records only the key's id (extra
+	// modelset.ExtraAuthorKeyID). predictd, eval and compare then need the same key to
+	// load the bundle. It is never written out; nil keeps the names in clear.
+	AuthorKey *features.AuthorKey `json:"-"`
 	// Log receives progress, one record per stage with its duration; nil means none.
 	Log *slog.Logger `json:"-"`
 }

@@ -11,11 +11,19 @@
 // # Models
 //
 // The champions are a logistic regression of success (P-succ), a logistic regression of
-// conflict (P-conf) and an NGBoost Normal model of build time (mu, sigma in seconds),
-// as in ARCHITECTURE.md. Challengers on request: "gbm-success", gradient-boosted trees
-// of success, "gbm-conflict", gradient-boosted trees of conflicts (small trees, stopped
-// early on the latest training rows' log loss so that the rare class stays calibrated;
-// see conflictGBM), and "ngboost-lognormal", NGBoost LogNormal of build time.
+// conflict (P-conf) and an NGBoost LogNormal model of build time (mu, sigma in seconds;
+// build times are positive and right-skewed, issue 12), as in ARCHITECTURE.md.
+// Challengers on request: "gbm-success", gradient-boosted trees of success,
+// "gbm-conflict", gradient-boosted trees of conflicts (small trees, stopped early on the
+// latest training rows' log loss so that the rare class stays calibrated; see
+// conflictGBM), and "ngboost-normal", NGBoost Normal of build time ("ngboost-lognormal",
+// the former challenger, is accepted and ignored). A challenger that fails to fit is
+// dropped with a warning and listed in the manifest extra "dropped_challengers"; it never
+// fails the champions.
+//
+// Both NGBoost models have their parameters clipped to the range their predictions span
+// on their training rows (modelset.ParamBounds, written to buildtime.bounds.json), and
+// build durations below MinDuration (1 s) are raised to it in every build-time table.
 //
 // # Window and time split
 //
@@ -55,11 +63,15 @@
 //
 //	success.logistic.json              logistic artifact (models/logistic)
 //	conflict.logistic.json             logistic artifact
-//	buildtime.ngboost.json             NGBoost Normal artifact (models/ngboost)
+//	buildtime.ngboost-lognormal.json   NGBoost LogNormal artifact (models/ngboost)
+//	buildtime.bounds.json              the NGBoost parameter bounds (modelset)
 //	success.gbm.txt                    challenger gbm-success, LightGBM text (models/gbm)
 //	conflict.gbm.txt                   challenger gbm-conflict, LightGBM text (models/gbm)
-//	buildtime.ngboost-lognormal.json   challenger ngboost-lognormal
-//	devtable.json                      developer table frozen at AsOf (features)
+//	buildtime.ngboost.json             challenger ngboost-normal (NGBoost Normal)
+//	devtable.json                      developer table frozen at AsOf (features); with
+//	                                   Config.AuthorKey its authors are HMAC-SHA256
+//	                                   pseudonyms and the manifest extra
+//	                                   "author_key_id" names the key
 //	features.json                      the three feature schemas and the combined hash
 //	metrics.json                       holdout metrics, flat, NaN written as null
 //	report.html, *.png                 the evaluation report (eval/report), titled with
@@ -90,7 +102,7 @@
 // failure_precision, failure_recall and failure_f1 are those of conflicting pairs.
 //
 // Metric keys are "<section>.<metric>" for the champion and "<section>.<model>.<metric>"
-// for challengers, with sections success, conflict and buildtime. Classifier metrics:
+// for challengers (e.g. "buildtime.ngboost-normal.nll"), with sections success, conflict and buildtime. Classifier metrics:
 // n, failures, accuracy, auc, pr_auc, log_loss, brier, ece, failure_precision,
 // failure_recall, failure_f1. Build-time metrics: n, mape (of the predictive mean, in
 // percent), rmse, mae, nll, crps, coverage50, coverage80, coverage95. When the history has
@@ -116,7 +128,12 @@
 // such as an AUC on a holdout with one class) fails its gate even without a champion;
 // metrics missing from the new bundle (a model left out) or from the champion are not
 // compared. A bundle without any model, without holdout rows or without one finite
-// metric is never published. The
+// metric is never published, and neither is a champion that answers out of range on
+// the holdout rows (a probability NaN or outside [0, 1], a build-time location, scale or
+// moment that is not finite, a scale <= 0): Train returns an *OutputError naming the
+// model and the row. Both the holdout models and the refitted ones are checked; a
+// challenger that answers out of range is dropped with a warning and listed in
+// "dropped_challengers". The
 // two values come from the holdouts of different windows (last week's and this week's),
 // so a margin must absorb the week-to-week noise of a metric; Compare measures two
 // bundles on the same rows when that noise matters.

@@ -295,7 +295,7 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 	} else if sec != nil {
 		e.Report.Sections = append(e.Report.Sections, *sec)
 	}
-	if tb := t.buildtime; tb.NRows() > 0 && (pr.BuildTime.Len() > 0 || pr.BuildTimeLogNormal.Len() > 0 || len(pr.BaselineBuildTime) > 0) {
+	if tb := t.buildtime; tb.NRows() > 0 && (pr.BuildTime.Len() > 0 || pr.BuildTimeChallenger.Len() > 0 || len(pr.BaselineBuildTime) > 0) {
 		preds := map[string]eval.Predictive{}
 		for name, p := range pr.BaselineBuildTime {
 			preds[name] = p
@@ -303,8 +303,8 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 		if pr.BuildTime.Len() > 0 {
 			preds[ModelNGBoost] = pr.BuildTime
 		}
-		if pr.BuildTimeLogNormal.Len() > 0 {
-			preds[ModelNGBoostLogNormal] = pr.BuildTimeLogNormal
+		if pr.BuildTimeChallenger.Len() > 0 {
+			preds[pr.BuildTimeChallengerName] = pr.BuildTimeChallenger
 		}
 		if p, ok := truthPredictive(tb); ok {
 			preds[ModelTruth] = p
@@ -321,7 +321,7 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 		}
 		sec := report.Section{
 			Name:    "build time",
-			Note:    sectionNote(tb.NRows(), modelsNote("buildtime")),
+			Note:    sectionNote(tb.NRows(), buildTimeNote(pr.BuildTime.Len() > 0 && pr.BuildTime.Family == eval.FamilyNormal)),
 			Metrics: report.DistributionRows("s", byRole),
 		}
 		if best, bl := bestOf(e.BuildTime, func(d eval.DistributionMetrics) float64 { return d.NLL }); best != "" {
@@ -353,7 +353,7 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 			pit.Series = append(pit.Series, report.PITSeries{Model: role, Fractions: d.PIT})
 			cov.Series = append(cov.Series, report.CoverageSeries{Model: role, Nominal: eval.CoverageLevels[:], Empirical: d.Coverage[:]})
 		}
-		for _, model := range []string{ModelNGBoost, ModelNGBoostLogNormal} {
+		for _, model := range []string{ModelNGBoost, pr.BuildTimeChallengerName} {
 			p, ok := preds[model]
 			if !ok {
 				continue
@@ -601,7 +601,18 @@ func modelsNote(section string) string {
 	case "conflict":
 		return "Scored as P(no conflict) = 1 − P-conf, so that the failure class is the conflicts. champion: logistic regression; challenger: gradient-boosted trees (gbm-conflict); baseline: constant-rate (the training conflict rate); truth: true_p_conflict, the probability of a conflict by the overlap, sizes and blast radius of the two changes (on synthetic histories the label's precision and recall against the drawn conflicts are 1; see package features)."
 	}
-	return "champion: NGBoost Normal; challenger: NGBoost LogNormal (ngboost-lognormal); baselines: zuul-mean10 (a LogNormal whose mean is the mean of the latest 10 succeeded builds, Zuul's estimate), repo-lognormal (a LogNormal of the latest 100 training builds); truth: the log-normal moment-matched from true_mu_s and true_sigma_s."
+	return ""
+}
+
+// buildTimeNote describes the models of the build-time section; normal says the
+// champion is a Normal NGBoost.
+func buildTimeNote(normal bool) string {
+	models := "champion: NGBoost LogNormal; challenger: NGBoost Normal (ngboost-normal)"
+	if normal {
+		models = "champion: NGBoost Normal (a bundle published before LogNormal became the champion); challenger: NGBoost LogNormal (ngboost-lognormal)"
+	}
+	return models + "; both with parameters clipped to the range of their predictions on the training rows. Durations below 1 s count as 1 s. " +
+		"Baselines: zuul-mean10 (a LogNormal whose mean is the mean of the latest 10 succeeded builds, Zuul's estimate), repo-lognormal (a LogNormal of the latest 100 training builds); truth: the log-normal moment-matched from true_mu_s and true_sigma_s."
 }
 
 func sectionNote(n int, models string) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/sqpredict/sqpredict/models/gbm"
 	"github.com/sqpredict/sqpredict/models/logistic"
 	"github.com/sqpredict/sqpredict/models/ngboost"
+	"github.com/sqpredict/sqpredict/modelset"
 )
 
 // tables are the three feature tables of one set of rows.
@@ -21,8 +22,10 @@ type tables struct {
 // fitAll fits the champions, the requested challengers and the baselines on t. A model
 // whose table cannot be fitted (no rows, one class) is left nil with the reason in
 // Models.LeftOut when it is the conflict model (real CI histories have no conflict
-// labels) or when cfg.AllowPartial is set, and is otherwise an error wrapping ErrNoData. stage, when not nil, is called after each model with its
-// bundle file name.
+// labels) or when cfg.AllowPartial is set, and is otherwise an error wrapping ErrNoData.
+// A challenger that cannot be fitted is dropped with a warning and its reason in
+// Models.LeftOut, never failing the champions. stage, when not nil, is called after each
+// model with its bundle file name.
 func fitAll(ctx context.Context, t tables, cfg *Config, stage func(name string)) (*Models, error) {
 	m := &Models{Baselines: map[string]*Baseline{}, LeftOut: map[string]string{}}
 	for kind, tb := range map[features.Kind]*features.Table{features.KindSuccess: t.success, features.KindConflict: t.conflict, features.KindBuildTime: t.buildtime} {
@@ -60,33 +63,44 @@ func fitAll(ctx context.Context, t tables, cfg *Config, stage func(name string))
 	}
 	var err error
 	steps := []struct {
-		name    string
-		tb      *features.Table
-		classes bool
-		want    bool
-		fit     func() error
+		name       string
+		tb         *features.Table
+		classes    bool
+		want       bool
+		challenger bool
+		fit        func() error
+		drop       func()
 	}{
-		{FileSuccess, t.success, true, true, func() error { m.Success, err = fitLogistic(ctx, t.success, cfg.Success); return err }},
-		{FileConflict, t.conflict, true, true, func() error { m.Conflict, err = fitLogistic(ctx, t.conflict, cfg.Conflict); return err }},
-		{FileBuildTime, t.buildtime, false, true, func() error {
-			m.BuildTime, err = fitNGBoost(ctx, t.buildtime, ngboost.Normal, cfg)
+		{FileSuccess, t.success, true, true, false, func() error { m.Success, err = fitLogistic(ctx, t.success, cfg.Success); return err }, nil},
+		{FileConflict, t.conflict, true, true, false, func() error { m.Conflict, err = fitLogistic(ctx, t.conflict, cfg.Conflict); return err }, nil},
+		{FileBuildTimeLogNormal, t.buildtime, false, true, false, func() error {
+			m.BuildTime, err = fitNGBoost(ctx, t.buildtime, ngboost.LogNormal, cfg)
 			return err
-		}},
-		{FileSuccessGBM, t.success, true, cfg.has(ChallengerGBMSuccess), func() error { m.SuccessGBM, err = fitGBM(ctx, t.success, cfg); return err }},
-		{FileConflictGBM, t.conflict, true, cfg.has(ChallengerGBMConflict), func() error {
+		}, nil},
+		{FileSuccessGBM, t.success, true, cfg.has(ChallengerGBMSuccess), true, func() error { m.SuccessGBM, err = fitGBM(ctx, t.success, cfg); return err },
+			func() { m.SuccessGBM = nil }},
+		{FileConflictGBM, t.conflict, true, cfg.has(ChallengerGBMConflict), true, func() error {
 			m.ConflictGBM, err = fitConflictGBM(ctx, t.conflict, cfg)
 			return err
-		}},
-		{FileBuildTimeLogNormal, t.buildtime, false, cfg.has(ChallengerNGBoostLogNormal), func() error {
-			m.BuildTimeLogNormal, err = fitNGBoost(ctx, t.buildtime, ngboost.LogNormal, cfg)
+		}, func() { m.ConflictGBM = nil }},
+		{FileBuildTime, t.buildtime, false, cfg.has(ChallengerNGBoostNormal), true, func() error {
+			m.BuildTimeChallenger, err = fitNGBoost(ctx, t.buildtime, ngboost.Normal, cfg)
 			return err
-		}},
+		}, func() { m.BuildTimeChallenger = nil }},
 	}
 	for _, s := range steps {
 		if !s.want {
 			continue
 		}
-		if err := fit(s.name, s.tb, s.classes, s.fit); err != nil {
+		err := fit(s.name, s.tb, s.classes, s.fit)
+		if err != nil && s.challenger && ctx.Err() == nil {
+			// A challenger only informs: its failure must never cost the champions.
+			s.drop()
+			m.LeftOut[s.name] = "fit failed: " + err.Error()
+			cfg.log().Warn("challenger dropped", "model", s.name, "err", err)
+			continue
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -142,7 +156,9 @@ func fitLogistic(ctx context.Context, t *features.Table, p LogisticParams) (*log
 	return m, nil
 }
 
-func fitNGBoost(ctx context.Context, t *features.Table, fam ngboost.Family, cfg *Config) (*ngboost.Model, error) {
+// fitNGBoost fits an NGBoost of family fam on the build-time table t and bounds its
+// parameters to the range its predictions span on t's rows (modelset.ParamBounds).
+func fitNGBoost(ctx context.Context, t *features.Table, fam ngboost.Family, cfg *Config) (*modelset.BuildTimeModel, error) {
 	x, err := design(t)
 	if err != nil {
 		return nil, err
@@ -179,7 +195,11 @@ func fitNGBoost(ctx context.Context, t *features.Table, fam ngboost.Family, cfg 
 	if err != nil {
 		return nil, fmt.Errorf("training: fitting build-time ngboost %s on %d rows: %w", fam, t.NRows(), err)
 	}
-	return m, nil
+	b, ok := modelset.BoundsOf(m.PredictParams(nil, x))
+	if !ok {
+		return nil, fmt.Errorf("training: build-time ngboost %s predicts no finite parameters on its %d training rows", fam, t.NRows())
+	}
+	return &modelset.BuildTimeModel{Model: m, Bounds: &b}, nil
 }
 
 func fitGBM(ctx context.Context, t *features.Table, cfg *Config) (*gbm.Model, error) {

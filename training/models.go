@@ -1,6 +1,9 @@
 package training
 
 import (
+	"errors"
+
+	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/modelset"
 	"github.com/sqpredict/sqpredict/registry"
 )
@@ -27,12 +30,15 @@ const (
 const ExtraLeftOut = modelset.ExtraLeftOut
 
 // Model names, as they appear in metric keys: the champions ModelLogistic (success and
-// conflict) and ModelNGBoost (build time), the challengers ModelGBM and
-// ModelNGBoostLogNormal, and ModelTruth for the ground truth of synthetic histories.
+// conflict) and ModelNGBoost (build time, whatever its family), the challengers ModelGBM
+// and ModelNGBoostNormal (ModelNGBoostLogNormal in bundles whose champion is Normal),
+// and ModelTruth for the ground truth of synthetic histories. ModelNGBoostLogNormal also
+// names the build-time champion in the manifest's champions.
 const (
 	ModelLogistic         = modelset.ModelLogistic
 	ModelNGBoost          = modelset.ModelNGBoost
 	ModelGBM              = modelset.ModelGBM
+	ModelNGBoostNormal    = modelset.ModelNGBoostNormal
 	ModelNGBoostLogNormal = modelset.ModelNGBoostLogNormal
 	ModelTruth            = modelset.ModelTruth
 )
@@ -54,6 +60,21 @@ type Predictions = modelset.Predictions
 // wrap ErrBundle (and modelset.ErrBundle) and name the file.
 func LoadModels(b *registry.Bundle) (*Models, error) {
 	m, err := modelset.LoadModels(b)
+	return m, bundleErr(err)
+}
+
+// LoadOptions choose how Load reads a bundle: partial bundles and the author key of a
+// pseudonymised one (modelset.LoadOptions).
+type LoadOptions = modelset.LoadOptions
+
+// Load is LoadModels with options (modelset.Load). Errors wrap ErrBundle, or
+// features.ErrAuthorKey when the bundle's authors are pseudonymised under another key
+// than opt.AuthorKey (or none was given).
+func Load(b *registry.Bundle, opt LoadOptions) (*Models, error) {
+	m, err := modelset.Load(b, opt)
+	if err != nil && errors.Is(err, features.ErrAuthorKey) {
+		return nil, err
+	}
 	return m, bundleErr(err)
 }
 

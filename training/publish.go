@@ -222,10 +222,10 @@ func RegistryName(repo string) string {
 const ExtraInputFingerprint = "input_fingerprint"
 
 // InputFingerprint combines the fingerprint of a history's data (datasets.Fingerprint)
-// with cfg, as JSON (AsOf, Repo and every other field but Log), the feature schema hash
-// and the VCS revision of the running binary into the fingerprint of a training run's
-// inputs: two runs with the same one train the same bundle, and a new trainer build
-// retrains.
+// with cfg, as JSON (AsOf, Repo and every other field but Log), the feature schema hash,
+// the VCS revision of the running binary and the id of cfg's AuthorKey into the
+// fingerprint of a training run's inputs: two runs with the same one train the same
+// bundle, and a new trainer build or another key retrains.
 func InputFingerprint(data string, cfg Config) (string, error) {
 	b, err := json.Marshal(cfg)
 	if err != nil {
@@ -234,6 +234,10 @@ func InputFingerprint(data string, cfg Config) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "data %s\nschema %s\nrevision %s\nconfig %d\n", data, SchemaHash(), registry.VCSRevision(), len(b))
 	h.Write(b)
+	if cfg.AuthorKey != nil {
+		// The key is not in the JSON; another key makes another bundle.
+		fmt.Fprintf(h, "\nauthor_key_id %s\n", cfg.AuthorKey.ID())
+	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
@@ -376,13 +380,16 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 	for _, f := range []struct {
 		name string
 		ok   bool
-	}{{FileSuccess, res.Models.Success != nil}, {FileConflict, res.Models.Conflict != nil}, {FileBuildTime, res.Models.BuildTime != nil}} {
+	}{{FileSuccess, res.Models.Success != nil}, {FileConflict, res.Models.Conflict != nil}, {FileBuildTimeLogNormal, res.Models.BuildTime != nil}} {
 		if !f.ok {
 			left = append(left, f.name)
 		}
 	}
 	if len(left) > 0 {
 		m.Extra[ExtraLeftOut] = strings.Join(left, ",")
+	}
+	if d := droppedText(res.Models); d != "" {
+		m.Extra[ExtraDroppedChallengers] = d
 	}
 	if res.Models.Conflict == nil {
 		m.Extra[ExtraConflictLeftOut] = res.Models.LeftOut[FileConflict]
@@ -393,6 +400,9 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 	}
 	if res.InputFingerprint != "" {
 		m.Extra[ExtraInputFingerprint] = res.InputFingerprint
+	}
+	if dt := res.Models.DevTable; dt != nil && dt.AuthorKeyID() != "" {
+		m.Extra[modelset.ExtraAuthorKeyID] = dt.AuthorKeyID()
 	}
 	write := func(dir string) error { return res.writeFiles(dir, &ev) }
 	version, err = reg.Publish(ctx, name, write, m, registry.PublishOptions{Champion: true, At: cfg.TrainedAt, Version: version})
@@ -427,6 +437,26 @@ func checkServable(res *Result, metrics map[string]float64) error {
 	return fmt.Errorf("%w: %s: every holdout metric is undefined (NaN)", ErrGate, res.Repo)
 }
 
+// ExtraDroppedChallengers is the manifest extra key saying which requested challengers
+// the bundle lacks and why, as "file: reason" entries separated by "; ": a challenger
+// whose fit failed, or whose outputs were out of range on the holdout, is dropped
+// without failing the champions.
+const ExtraDroppedChallengers = "dropped_challengers"
+
+// challengerFiles are the bundle files of the challengers.
+var challengerFiles = []string{FileSuccessGBM, FileConflictGBM, FileBuildTime}
+
+// droppedText lists the challengers m.LeftOut names, in challengerFiles order.
+func droppedText(m *Models) string {
+	var parts []string
+	for _, f := range challengerFiles {
+		if why, ok := m.LeftOut[f]; ok {
+			parts = append(parts, f+": "+why)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // bestBaselinesText names the best baseline of each section with one, e.g.
 // "success=last-outcome buildtime=repo-lognormal".
 func bestBaselinesText(e *Evaluation) string {
@@ -457,7 +487,7 @@ func (res *Result) writeFiles(dir string, e *Evaluation) error {
 		return fmt.Errorf("training: encoding %s: %w", FileFeatures, err)
 	}
 	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			return fmt.Errorf("training: %w", err)
 		}
 	}

@@ -52,6 +52,9 @@ type Result struct {
 	// InputFingerprint, when set by the caller (InputFingerprint), is written into the
 	// manifest as ExtraInputFingerprint.
 	InputFingerprint string
+	// Notes say what the run excused in the inputs: history columns absent from every
+	// change, whose features are missing in every row (checkFeatures).
+	Notes []string
 	// Warnings are the problems of the inputs that did not stop the run, such as a
 	// history whose newest change is more than StaleAfter older than Window.To; they are
 	// also logged at warning level.
@@ -89,6 +92,10 @@ func resolveRepo(h *datasets.History, repo string) (string, error) {
 	}
 	return repo, nil
 }
+
+// afterFit, when set by a test, is called with every set of fitted models before they
+// are checked: it plants a deliberately broken model.
+var afterFit func(m *Models)
 
 // StaleAfter is how much older than the window's end the newest change of a history may
 // be before Train warns that the window holds little or no recent data.
@@ -268,10 +275,26 @@ func windowTables(ctx context.Context, ix *features.Index, k *known, from, to ti
 		case features.KindConflict:
 			all.conflict = t
 		case features.KindBuildTime:
+			clipDurations(t)
 			all.buildtime = t
 		}
 	}
 	return all, nil
+}
+
+// MinDuration is the shortest build time, in seconds, that the build-time tables hold:
+// shorter durations (a history that rounds a build of a few hundred milliseconds to 0)
+// are raised to it, because a LogNormal, the champion family, has no density at 0 and
+// its log-likelihood would be -Inf.
+const MinDuration = 1.0
+
+// clipDurations raises the build-time labels of t below MinDuration to it.
+func clipDurations(t *features.Table) {
+	for i, y := range t.Y {
+		if y < MinDuration {
+			t.Y[i] = MinDuration
+		}
+	}
 }
 
 // allMissing returns the features of t that are missing (NaN) in every row; none when t
@@ -297,25 +320,48 @@ func allMissing(t *features.Table) []string {
 // checkFeatures returns an ErrNoData error naming the features missing in every
 // training row of some table, unless cfg.AllowMissingFeatures, when it logs them: a
 // misspelled or absent history column would otherwise train a model with that feature
-// imputed everywhere, without a word (issue 15).
-func checkFeatures(cfg *Config, t tables) error {
+// imputed everywhere, without a word (issue 15). A feature whose source column is absent
+// from every change of every repository of h (an import without affected targets) is
+// excused with a logged note and listed in the returned notes: the history cannot have
+// it, and refusing it made every real history need --allow-missing-features. A column
+// the history has elsewhere but not in the window is still an error.
+func checkFeatures(cfg *Config, h *datasets.History, t tables) (notes []string, err error) {
 	var parts []string
+	absent := map[string][]string{} // source column -> features it excuses
+	var columns []string
 	for _, tb := range []*features.Table{t.success, t.conflict, t.buildtime} {
-		if m := allMissing(tb); len(m) > 0 {
-			parts = append(parts, tb.Schema.Kind.String()+": "+strings.Join(m, ", "))
+		var bad []string
+		for _, f := range allMissing(tb) {
+			if col := absentEverywhere(h, f); col != "" {
+				if absent[col] == nil {
+					columns = append(columns, col)
+				}
+				absent[col] = append(absent[col], tb.Schema.Kind.String()+"."+f)
+				continue
+			}
+			bad = append(bad, f)
+		}
+		if len(bad) > 0 {
+			parts = append(parts, tb.Schema.Kind.String()+": "+strings.Join(bad, ", "))
 		}
 	}
+	for _, col := range columns {
+		n := fmt.Sprintf("the history has no %s in any change: %d features computed from it are missing in every row and carry no information (%s)",
+			col, len(absent[col]), strings.Join(absent[col], ", "))
+		notes = append(notes, n)
+		cfg.log().Info("feature source absent from the history", "column", col, "features", len(absent[col]))
+	}
 	if len(parts) == 0 {
-		return nil
+		return notes, nil
 	}
 	msg := strings.Join(parts, "; ")
 	if cfg.AllowMissingFeatures {
 		cfg.log().Warn("features missing in every training row; they carry no information", "features", msg)
-		return nil
+		return notes, nil
 	}
-	return fmt.Errorf("%w: features missing in every training row (%s): check the history's column names with "+
-		"trainer validate, or train anyway with --allow-missing-features (allow_missing_features), as histories "+
-		"without those columns (imports without affected targets) need", ErrNoData, msg)
+	return nil, fmt.Errorf("%w: features missing in every training row although the history has their columns elsewhere (%s): "+
+		"check the history's column names with trainer validate, widen the window, or train anyway with --allow-missing-features "+
+		"(allow_missing_features)", ErrNoData, msg)
 }
 
 // spanHint describes the submission times of a repository's changes and how to choose a
@@ -373,6 +419,11 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	st := &stageTimer{cfg: &cfg, t0: time.Now()}
 	log := cfg.log()
 	log.Info("training", "repo", repo, "from", from, "to", to, "challengers", strings.Join(cfg.Challengers, ","))
+	if cfg.has(ChallengerNGBoostLogNormal) {
+		w := "challenger " + ChallengerNGBoostLogNormal + " is the build-time champion now; ignored (the Normal challenger is " + ChallengerNGBoostNormal + ")"
+		res.Warnings = append(res.Warnings, w)
+		log.Warn(w)
+	}
 
 	k := knownBefore(h, repo, to)
 	st.done("select", "changes", len(k.h.Changes), "builds", len(k.h.Builds))
@@ -424,13 +475,23 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	train.success, hold.success = split(all.success)
 	train.conflict, hold.conflict = split(all.conflict)
 	train.buildtime, hold.buildtime = split(all.buildtime)
-	if err := checkFeatures(&cfg, train); err != nil {
+	notes, err := checkFeatures(&cfg, h, train)
+	if err != nil {
 		return nil, err
 	}
+	res.Notes = notes
 	st.done("split", "cut", res.Cut, "train_success", train.success.NRows(), "holdout_success", hold.success.NRows())
 
 	if res.HoldoutModels, err = fitAll(ctx, train, &cfg, func(name string) { st.done("fit-holdout " + modelName(name)) }); err != nil {
 		return nil, fmt.Errorf("training: holdout fit: %w", err)
+	}
+	if afterFit != nil {
+		afterFit(res.HoldoutModels)
+	}
+	// Models that answer out of range on the holdout are never published: a champion
+	// stops the run, a challenger is dropped (issue 14 item 9).
+	if _, err := screenOutputs(res.HoldoutModels, hold, &cfg); err != nil {
+		return nil, fmt.Errorf("training: holdout models: %w", err)
 	}
 	title := "sqpredict bundle: " + repo
 	sub := fmt.Sprintf("window %s to %s; holdout from %s (%d success, %d conflict, %d build-time rows)",
@@ -444,8 +505,33 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	if res.Models, err = fitAll(ctx, all, &cfg, func(name string) { st.done("refit " + modelName(name)) }); err != nil {
 		return nil, fmt.Errorf("training: refit: %w", err)
 	}
+	if afterFit != nil {
+		afterFit(res.Models)
+	}
+	// The published models are checked on the same holdout rows (which they were fitted
+	// on too). A challenger dropped here leaves the holdout evaluation as well.
+	for _, f := range challengerFiles {
+		if _, ok := res.HoldoutModels.LeftOut[f]; ok {
+			dropFiles(res.Models, []string{f}, res.HoldoutModels.LeftOut)
+		}
+	}
+	dropped, err := screenOutputs(res.Models, hold, &cfg)
+	if err != nil {
+		return nil, fmt.Errorf("training: published models: %w", err)
+	}
+	if len(dropped) > 0 {
+		dropFiles(res.HoldoutModels, dropped, res.Models.LeftOut)
+		if res.Holdout, err = evaluate(hold, res.HoldoutModels.Predict(hold.success, hold.conflict, hold.buildtime), title, sub); err != nil {
+			return nil, err
+		}
+	}
 	res.Models.DevTable = ix.DevTable(to)
-	st.done("devtable", "authors", res.Models.DevTable.NAuthors())
+	if cfg.AuthorKey != nil {
+		if res.Models.DevTable, err = res.Models.DevTable.Pseudonymise(cfg.AuthorKey); err != nil {
+			return nil, fmt.Errorf("training: %w", err)
+		}
+	}
+	st.done("devtable", "authors", res.Models.DevTable.NAuthors(), "author_key_id", res.Models.DevTable.AuthorKeyID())
 	res.Stages = st.stages
 	return res, nil
 }

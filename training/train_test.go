@@ -97,7 +97,7 @@ func mustPublish(t *testing.T, reg *registry.Registry, res *Result) string {
 // bundle holds every file and the manifest the metrics.
 func TestTrainPublishLoad(t *testing.T) {
 	h := testHistory(t)
-	res := mustTrain(t, h, testConfig(ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostLogNormal))
+	res := mustTrain(t, h, testConfig(ChallengerGBMSuccess, ChallengerGBMConflict, ChallengerNGBoostNormal))
 	reg, err := registry.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestTrainPublishLoad(t *testing.T) {
 	}
 	for _, k := range []string{"success.auc", "success.log_loss", "success.gbm.auc", "conflict.log_loss", "conflict.gbm.log_loss",
 		"success.bayes_skill_log_loss", "success.gbm.bayes_skill_log_loss",
-		"buildtime.nll", "buildtime.crps", "buildtime.mape", "buildtime.coverage95", "buildtime.ngboost-lognormal.nll",
+		"buildtime.nll", "buildtime.crps", "buildtime.mape", "buildtime.coverage95", "buildtime.ngboost-normal.nll",
 		"success.bayes_gap_log_loss", "buildtime.bayes_gap_nll"} {
 		want := res.Metrics()[k]
 		if got, ok := b.Manifest.Metrics[k]; !ok || !scalar.EqualWithinAbsOrRel(got, want, metricTol, metricTol) {
@@ -149,8 +149,8 @@ func TestTrainPublishLoad(t *testing.T) {
 		{"conflict gbm", got.ConflictGBM, want.ConflictGBM},
 		{"buildtime mu", got.BuildTime.Mu, want.BuildTime.Mu},
 		{"buildtime sigma", got.BuildTime.Sigma, want.BuildTime.Sigma},
-		{"buildtime lognormal mu", got.BuildTimeLogNormal.Mu, want.BuildTimeLogNormal.Mu},
-		{"buildtime lognormal sigma", got.BuildTimeLogNormal.Sigma, want.BuildTimeLogNormal.Sigma},
+		{"buildtime normal mu", got.BuildTimeChallenger.Mu, want.BuildTimeChallenger.Mu},
+		{"buildtime normal sigma", got.BuildTimeChallenger.Sigma, want.BuildTimeChallenger.Sigma},
 	} {
 		if len(c.want) == 0 || !floats.EqualApprox(c.got, c.want, sameTol) {
 			t.Errorf("%s: loaded predictions differ from in-memory ones (%d rows)", c.name, len(c.want))
@@ -194,7 +194,7 @@ func TestHoldoutMatchesEvaluate(t *testing.T) {
 // models, which see those rows, must change.
 func TestTimeSplitLeak(t *testing.T) {
 	h := testHistory(t)
-	cfg := testConfig(ChallengerGBMSuccess, ChallengerNGBoostLogNormal)
+	cfg := testConfig(ChallengerGBMSuccess, ChallengerNGBoostNormal)
 	base := mustTrain(t, h, cfg)
 
 	leak := cloneHistory(h)
@@ -235,7 +235,7 @@ func TestTimeSplitLeak(t *testing.T) {
 	}
 	ra, _ := base.Models.Files()
 	rb, _ := got.Models.Files()
-	if bytes.Equal(ra[FileSuccess], rb[FileSuccess]) || bytes.Equal(ra[FileBuildTime], rb[FileBuildTime]) {
+	if bytes.Equal(ra[FileSuccess], rb[FileSuccess]) || bytes.Equal(ra[FileBuildTimeLogNormal], rb[FileBuildTimeLogNormal]) {
 		t.Error("refitted models did not change: the planted change did not reach the data")
 	}
 	if scalar.EqualWithinAbsOrRel(base.Metrics()["success.log_loss"], got.Metrics()["success.log_loss"], metricTol, metricTol) {
@@ -544,11 +544,11 @@ func TestPartial(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load(%s): %v", RegistryName("org/go"), err)
 	}
-	if b.Manifest.Extra[ExtraLeftOut] != FileBuildTime || b.Manifest.Extra[ExtraHistoryRepo] != "org/go" {
+	if b.Manifest.Extra[ExtraLeftOut] != FileBuildTimeLogNormal || b.Manifest.Extra[ExtraHistoryRepo] != "org/go" {
 		t.Errorf("manifest extra = %v", b.Manifest.Extra)
 	}
-	if _, err := LoadModels(b); !errors.Is(err, ErrBundle) || !strings.Contains(err.Error(), FileBuildTime) {
-		t.Errorf("LoadModels(partial) = %v, want ErrBundle naming %s", err, FileBuildTime)
+	if _, err := LoadModels(b); !errors.Is(err, ErrBundle) || !strings.Contains(err.Error(), FileBuildTimeLogNormal) {
+		t.Errorf("LoadModels(partial) = %v, want ErrBundle naming %s", err, FileBuildTimeLogNormal)
 	}
 	m, err := LoadPartialModels(b)
 	if err != nil || m.BuildTime != nil || m.Success == nil {
@@ -737,18 +737,42 @@ func TestLatestAndStale(t *testing.T) {
 	}
 }
 
-// TestMissingFeatures is issue 15 item 4: a feature missing in every training row (here
-// the affected-target features of a history without affected_targets, as imports are)
-// fails Train naming it, unless AllowMissingFeatures.
+// TestMissingFeatures: a history without affected targets in any change trains, with a
+// note naming the column and the features it excuses; one whose changes have affected
+// targets only after the holdout cut (the column exists, the training rows lack it, as a
+// misspelled or newly added column looks) is refused with ErrNoData naming the target
+// features and the flag, which lets it train.
 func TestMissingFeatures(t *testing.T) {
 	h := cloneHistory(testHistory(t))
 	for i := range h.Changes {
 		h.Changes[i].AffectedTargets = nil
 	}
 	cfg := testConfig()
-	_, err := Train(context.Background(), h, cfg)
+	res, err := Train(context.Background(), h, cfg)
+	if err != nil {
+		t.Fatalf("Train of a history without affected targets = %v, want it to train", err)
+	}
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "affected_targets") || !strings.Contains(res.Notes[0], "success.targets_fail_rate_20") ||
+		!strings.Contains(res.Notes[0], "buildtime.conflicts_count") {
+		t.Errorf("notes = %q, want one naming affected_targets and its features", res.Notes)
+	}
+
+	// The column present only in the holdout: the training rows lack it.
+	h = cloneHistory(testHistory(t))
+	kept := 0
+	for i := range h.Changes {
+		if h.Changes[i].SubmittedAt.Before(res.Cut) {
+			h.Changes[i].AffectedTargets = nil
+		} else if h.Changes[i].AffectedTargets != nil {
+			kept++
+		}
+	}
+	if kept == 0 {
+		t.Fatal("no change after the cut has affected targets")
+	}
+	_, err = Train(context.Background(), h, cfg)
 	if !errors.Is(err, ErrNoData) || !strings.Contains(err.Error(), "missing in every training row") || !strings.Contains(err.Error(), "--allow-missing-features") {
-		t.Fatalf("Train without affected targets = %v, want ErrNoData naming the features and the flag", err)
+		t.Fatalf("Train without affected targets in the training rows = %v, want ErrNoData naming the features and the flag", err)
 	}
 	var named bool
 	for _, n := range features.KindSuccess.Schema().Names {

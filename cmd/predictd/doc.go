@@ -21,8 +21,15 @@
 // challenger loaded is logged as a warning.
 //
 // The challenger is the bundle the registry's challenger pointer names, or, with
-// --challenger-models gbm-success,ngboost-lognormal, the champion bundle's own
+// --challenger-models gbm-success,ngboost-normal, the champion bundle's own
 // challenger models (trained by trainer train --challengers) in place of the champions
 // of their sections, reloaded with the champion; either is routed by
 // --challenger-share or runs in --shadow.
+//
+// Bundles whose authors the trainer pseudonymised (trainer train --author-key-file) are
+// served only with the same key: --author-key-file F, default $SQPREDICT_AUTHOR_KEY_FILE.
+// predictd hashes each incoming author with it before the developer-table lookup; a
+// bundle made with another key, or any such bundle without a key, is refused with an
+// error naming the key id it needs. Registry files are owner-only: run predictd as the
+// trainer's user.
 package main

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/internal/bundleload"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/server"
@@ -31,14 +32,17 @@ type config struct {
 	// challengerModels are the champion bundle's challenger models served as the
 	// challenger (--challenger-models); empty means the challenger pointer's bundle.
 	challengerModels []string
-	predictionLog    string
-	tlsCert, tlsKey  string
-	maxBatch         int
-	reloadInterval   time.Duration
-	shutdownTimeout  time.Duration
-	reflection       bool
-	logLevel         slog.Level
-	logFormat        string
+	// authorKeyFile names the author key of bundles with pseudonymised authors
+	// (--author-key-file; "" means $SQPREDICT_AUTHOR_KEY_FILE, then none).
+	authorKeyFile   string
+	predictionLog   string
+	tlsCert, tlsKey string
+	maxBatch        int
+	reloadInterval  time.Duration
+	shutdownTimeout time.Duration
+	reflection      bool
+	logLevel        slog.Level
+	logFormat       string
 	// version asks for the version to be printed instead of serving.
 	version bool
 
@@ -81,8 +85,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.metricsListen, "metrics-listen", "", "HTTP address for Prometheus /metrics (default: none)")
 	fs.Float64Var(&c.challengerShare, "challenger-share", 0, "share of changes, in [0, 1], routed to the challenger by a hash of the change id")
 	fs.BoolVar(&c.shadow, "shadow", false, "score every request with the challenger too, log both, return the champion's")
+	fs.StringVar(&c.authorKeyFile, "author-key-file", "", "file holding the operator's author key, the one the trainer pseudonymised "+
+		"the bundles' authors with; incoming authors are hashed with it (default $"+features.AuthorKeyEnv+"; none: bundles in clear only)")
 	fs.Func("challenger-models", "serve the champion bundle's own challenger models as the challenger, in place of the challenger pointer's bundle: "+
-		"a comma-separated list of gbm-success (success) and ngboost-lognormal (build time), trained by trainer train --challengers; "+
+		"a comma-separated list of gbm-success (success) and ngboost-normal (build time; ngboost-lognormal for older bundles whose champion is Normal), trained by trainer train --challengers; "+
 		"routed by --challenger-share or run in --shadow", func(s string) error {
 		ms, err := bundleload.ParseChallengerModels(s)
 		c.challengerModels = ms

@@ -21,6 +21,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/internal/bundleload"
 	"github.com/sqpredict/sqpredict/internal/defaultbundle"
 	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
@@ -82,9 +83,17 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	metrics := server.NewMetrics(promReg)
 	models := &server.Models{}
 	healthSrv, ready := server.NewHealth()
-	reloader := &server.Reloader{Models: models, Load: bundleload.Loader(reg, repo), Metrics: metrics, Log: log, OnChampion: ready}
+	key, err := features.AuthorKeyFromFlag(cfg.authorKeyFile)
+	if err != nil {
+		return fmt.Errorf("predictd: --author-key-file: %w", err)
+	}
+	if key != nil {
+		log.Info("author key loaded: bundles with pseudonymised authors are served", "author_key_id", key.ID())
+	}
+	lo := bundleload.Options{AuthorKey: key}
+	reloader := &server.Reloader{Models: models, Load: lo.Loader(reg, repo), Metrics: metrics, Log: log, OnChampion: ready}
 	if len(cfg.challengerModels) > 0 {
-		reloader.Load = bundleload.ChallengerLoader(reg, repo, cfg.challengerModels)
+		reloader.Load = lo.ChallengerLoader(reg, repo, cfg.challengerModels)
 		reloader.ChallengerFollowsChampion = true
 	}
 

@@ -14,7 +14,7 @@ func init() {
 	register(command{name: "compare", summary: "compare two bundles on the same rows with paired-bootstrap intervals", run: runCompare})
 }
 
-const compareUsage = "--a DIR --b DIR --history DIR --out DIR [--repo NAME] [--from T] [--to T] [--in-sample] [--resamples 1000] [--seed S] [--lenient]\n\n" +
+const compareUsage = "--a DIR --b DIR --history DIR --out DIR [--repo NAME] [--from T] [--to T] [--in-sample] [--resamples 1000] [--seed S] [--author-key-file F] [--lenient]\n\n" +
 	"Scores the rows submitted after the later of the two bundles' window ends (their manifests'\n" +
 	"window.to), which neither bundle was fitted on. --in-sample also scores earlier rows, and the\n" +
 	"report says so."
@@ -34,11 +34,11 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	case *resamples < 0:
 		return fmt.Errorf("%w: --resamples %d is negative", errUsage, *resamples)
 	}
-	ba, ma, err := loadBundle(*aDir)
+	ba, ma, err := ef.loadBundle(*aDir)
 	if err != nil {
 		return fmt.Errorf("--a: %w", err)
 	}
-	bb, mb, err := loadBundle(*bDir)
+	bb, mb, err := ef.loadBundle(*bDir)
 	if err != nil {
 		return fmt.Errorf("--b: %w", err)
 	}

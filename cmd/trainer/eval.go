@@ -9,6 +9,7 @@ import (
 
 	"github.com/sqpredict/sqpredict/datasets"
 	"github.com/sqpredict/sqpredict/eval/report"
+	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/training"
 )
@@ -17,15 +18,15 @@ func init() {
 	register(command{name: "eval", summary: "evaluate a bundle's models on the rows of a history", run: runEval})
 }
 
-const evalUsage = "--bundle DIR --history DIR --out metrics.json [--repo NAME] [--from T] [--to T] [--in-sample] [--report DIR] [--lenient]\n\n" +
+const evalUsage = "--bundle DIR --history DIR --out metrics.json [--repo NAME] [--from T] [--to T] [--in-sample] [--report DIR] [--author-key-file F] [--lenient]\n\n" +
 	"Scores the rows submitted after the bundle's window end (its manifest's window.to): published\n" +
 	"models are refitted on the whole window, so earlier rows, the holdout included, are in-sample.\n" +
 	"--from narrows that; --in-sample also scores rows inside the window, and the report says so."
 
 // evalFlags are the row-selection flags eval and compare share.
 type evalFlags struct {
-	history, repo, from, to *string
-	lenient, inSample       *bool
+	history, repo, from, to, authorKeyFile *string
+	lenient, inSample                      *bool
 }
 
 func addEvalFlags(fs interface {
@@ -37,7 +38,9 @@ func addEvalFlags(fs interface {
 		repo:    fs.String("repo", "", "repository of the rows (default: the bundle's, else the only one of the history)"),
 		from: fs.String("from", "", "score only rows submitted at or after this time, RFC 3339 (default: the bundle's window end; "+
 			"an earlier time needs --in-sample)"),
-		to:       fs.String("to", "", "score only rows submitted before this time, RFC 3339"),
+		to: fs.String("to", "", "score only rows submitted before this time, RFC 3339"),
+		authorKeyFile: fs.String("author-key-file", "", "the author key of bundles whose authors are pseudonymised "+
+			"(the key they were trained with; default $"+features.AuthorKeyEnv+")"),
 		lenient:  fs.Bool("lenient", false, "skip history rows with problems instead of failing"),
 		inSample: fs.Bool("in-sample", false, "also score rows inside the bundle's training window (the report says the scores are in-sample)"),
 	}
@@ -97,12 +100,18 @@ func bundleRepo(b *registry.Bundle) string {
 
 // loadBundle loads the bundle folder dir, verified against this build's feature schema,
 // and its models; a partial bundle is accepted, since eval and compare score what it has.
-func loadBundle(dir string) (*registry.Bundle, *training.Models, error) {
+// A bundle with pseudonymised authors needs the key of --author-key-file (or its
+// environment default).
+func (f *evalFlags) loadBundle(dir string) (*registry.Bundle, *training.Models, error) {
+	key, err := features.AuthorKeyFromFlag(*f.authorKeyFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--author-key-file: %w", err)
+	}
 	b, err := registry.LoadDir(dir, training.SchemaHash())
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := training.LoadPartialModels(b)
+	m, err := training.Load(b, training.LoadOptions{Partial: true, AuthorKey: key})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -118,7 +127,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	b, m, err := loadBundle(*bundle)
+	b, m, err := ef.loadBundle(*bundle)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/training"
 )
@@ -143,14 +144,21 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// checkLoads verifies that version of repo loads as predictd would load it: checksums,
+// checkLoads verifies that version of repo loads as predictd would load it (with the
+// author key of $SQPREDICT_AUTHOR_KEY_FILE, if any): checksums,
 // this binary's feature schema, and every model file.
 func checkLoads(reg *registry.Registry, repo, version string) error {
 	b, err := reg.Load(repo, version, training.SchemaHash())
 	if err != nil {
 		return fmt.Errorf("version %s does not load: %w", version, err)
 	}
-	if _, err := training.LoadModels(b); err != nil {
+	// A bundle with pseudonymised authors loads with the operator's key, which
+	// predictd reads from the same environment default.
+	key, err := features.AuthorKeyFromFlag("")
+	if err != nil {
+		return fmt.Errorf("$%s: %w", features.AuthorKeyEnv, err)
+	}
+	if _, err := training.Load(b, training.LoadOptions{AuthorKey: key}); err != nil {
 		return fmt.Errorf("version %s does not load: %w", version, err)
 	}
 	return nil

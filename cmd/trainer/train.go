@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sqpredict/sqpredict/datasets"
+	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/training"
 )
@@ -19,14 +20,18 @@ func init() {
 	register(command{name: "train", summary: "train, evaluate and publish a model bundle from a history", run: runTrain})
 }
 
-const trainUsage = "--history DIR --registry REG [--repo NAME] [--as-of latest|now|T] [--window 90d] [--challengers gbm-success,gbm-conflict,ngboost-lognormal] [--baseline-gate refuse|serve|off] [--allow-missing-features] [--allow-partial] [--config trainer.json] [--lenient]"
+const trainUsage = "--history DIR --registry REG [--repo NAME] [--as-of latest|now|T] [--window 90d] [--challengers gbm-success,gbm-conflict,ngboost-normal] [--baseline-gate refuse|serve|off] [--allow-missing-features] [--allow-partial] [--config trainer.json] [--author-key-file F] [--lenient]"
 
 // trainFlags are the flags train and schedule share: they fill a training.Config on top
 // of the --config file.
 type trainFlags struct {
-	history, registry, repo, asOf, window, challengers, config, baselineGate *string
-	lenient, allowMissing, allowPartial                                      *bool
+	history, registry, repo, asOf, window, challengers, config, baselineGate, authorKeyFile *string
+	lenient, allowMissing, allowPartial                                                     *bool
 }
+
+// authorKeyUsage is the help of every --author-key-file flag.
+const authorKeyUsage = "file holding the operator's author key (at least 16 bytes; one trailing newline is ignored): " +
+	"bundle authors are pseudonymised by HMAC-SHA256 under it (default $" + features.AuthorKeyEnv + "; none: authors in clear)"
 
 func addTrainFlags(fs interface {
 	String(name, value, usage string) *string
@@ -39,13 +44,15 @@ func addTrainFlags(fs interface {
 		asOf: fs.String("as-of", "", "end of the training window: latest (the last submission in the history; the default unless --config sets as_of), "+
 			"now, or an RFC 3339 time"),
 		window:      fs.String("window", "", "length of the window before --as-of: 90d, 2160h (default 90d)"),
-		challengers: fs.String("challengers", "", "comma-separated challengers to train too: gbm-success, gbm-conflict, ngboost-lognormal"),
+		challengers: fs.String("challengers", "", "comma-separated challengers to train too: gbm-success, gbm-conflict, ngboost-normal (the build-time champion is the NGBoost LogNormal)"),
 		config:      fs.String("config", "", "JSON training config (training.Config); flags override its fields"),
 		baselineGate: fs.String("baseline-gate", "", "when a champion does not beat the best baseline on the holdout: refuse the bundle (default), "+
 			"serve the baseline in its place, or off (publish anyway)"),
-		lenient: fs.Bool("lenient", false, "skip history rows with problems instead of failing"),
-		allowMissing: fs.Bool("allow-missing-features", false, "train even when a feature is missing in every training row "+
-			"(imported histories without affected targets need it; otherwise check the column names with trainer validate)"),
+		authorKeyFile: fs.String("author-key-file", "", authorKeyUsage),
+		lenient:       fs.Bool("lenient", false, "skip history rows with problems instead of failing"),
+		allowMissing: fs.Bool("allow-missing-features", false, "train even when a feature is missing in every training row although "+
+			"the history has its column elsewhere (check the column names with trainer validate first); a column no change has "+
+			"(imports without affected targets) needs no flag"),
 		allowPartial: fs.Bool("allow-partial", false, "leave out a model whose table has no rows or one class (real histories without durations "+
 			"or pairs) instead of failing; such a bundle is evaluated but a scorer cannot serve it"),
 	}
@@ -94,6 +101,9 @@ func (f *trainFlags) trainingConfig(e *env) (cfg training.Config, latest bool, e
 	}
 	if *f.allowPartial {
 		cfg.AllowPartial = true
+	}
+	if cfg.AuthorKey, err = features.AuthorKeyFromFlag(*f.authorKeyFile); err != nil {
+		return cfg, false, fmt.Errorf("--author-key-file: %w", err)
 	}
 	cfg.Log = e.log
 	return cfg, latest, nil
@@ -175,13 +185,16 @@ func printStages(e *env, res *training.Result, publish, total time.Duration) {
 			}
 		}
 		e.log.Info("trained", "repo", res.Repo, "from", res.Window.From, "to", res.Window.To, "holdout_from", res.Cut,
-			"rows", res.Rows, "train_rows", res.TrainRows, "warnings", res.Warnings,
+			"rows", res.Rows, "train_rows", res.TrainRows, "warnings", res.Warnings, "notes", res.Notes,
 			slog.Group("seconds", stages...), slog.Group("holdout", metrics...))
 		return
 	}
 	var b strings.Builder
 	for _, w := range res.Warnings {
 		fmt.Fprintf(&b, "WARNING: %s\n", w)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	fmt.Fprintf(&b, "train: %s, window %s to %s, holdout from %s\n", res.Repo,
 		res.Window.From.Format(time.RFC3339), res.Window.To.Format(time.RFC3339), res.Cut.Format(time.RFC3339))

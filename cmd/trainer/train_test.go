@@ -16,6 +16,7 @@ import (
 
 	"github.com/sqpredict/sqpredict/datasets"
 	"github.com/sqpredict/sqpredict/datasets/synth"
+	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/training"
 )
@@ -104,7 +105,7 @@ func TestTrainEvalCompare(t *testing.T) {
 
 	noGates := fastConfig(t, `, "gates": {}`)
 	out, stderr, err = runCmd(t, "train", "--history", hist, "--registry", reg, "--as-of", testAsOf, "--window", testWindow,
-		"--challengers", "gbm-success,ngboost-lognormal", "--config", noGates)
+		"--challengers", "gbm-success,ngboost-normal", "--config", noGates)
 	if err != nil {
 		t.Fatalf("train with challengers: %v\n%s", err, stderr)
 	}
@@ -128,7 +129,7 @@ func TestTrainEvalCompare(t *testing.T) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatalf("eval metrics.json: %v", err)
 	}
-	for _, k := range []string{"success.auc", "success.gbm.auc", "conflict.log_loss", "buildtime.crps", "buildtime.ngboost-lognormal.nll", "buildtime.truth.nll"} {
+	for _, k := range []string{"success.auc", "success.gbm.auc", "conflict.log_loss", "buildtime.crps", "buildtime.ngboost-normal.nll", "buildtime.truth.nll"} {
 		if v, ok := m[k]; !ok || v == nil {
 			t.Errorf("eval metrics.json lacks %s", k)
 		}
@@ -415,5 +416,66 @@ func TestScheduleRunNow(t *testing.T) {
 	_, _, err = runCmd(t, "schedule", "--history", hist, "--registry", reg, "--repo", "ios")
 	if !errors.Is(err, training.ErrRepo) {
 		t.Errorf("schedule of an unknown repo = %v, want ErrRepo at start", err)
+	}
+}
+
+// TestAuthorKeyFlags trains with --author-key-file and checks that eval and compare load
+// the pseudonymised bundle with that key (given by flag or by $SQPREDICT_AUTHOR_KEY_FILE)
+// and refuse it without a key or with another one, naming the key id.
+func TestAuthorKeyFlags(t *testing.T) {
+	hist := trainHistory(t)
+	dir := t.TempDir()
+	keyFile, otherFile := filepath.Join(dir, "key"), filepath.Join(dir, "other")
+	for p, body := range map[string]string{keyFile: strings.Repeat("k", 32) + "\n", otherFile: strings.Repeat("o", 32)} {
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key, err := features.ReadAuthorKeyFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(features.AuthorKeyEnv, "")
+	reg := filepath.Join(dir, "reg")
+	out, stderr, err := runCmd(t, "train", "--history", hist, "--registry", reg, "--as-of", testAsOf, "--window", testWindow,
+		"--config", fastConfig(t, ""), "--author-key-file", keyFile)
+	if err != nil {
+		t.Fatalf("train: %v\n%s", err, stderr)
+	}
+	bdir := filepath.Join(reg, "go", "versions", lastLine(out))
+	b, err := registry.LoadDir(bdir, training.SchemaHash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := b.Manifest.Extra["author_key_id"]; id != key.ID() {
+		t.Fatalf("manifest author_key_id = %q, want %s", id, key.ID())
+	}
+	evalArgs := func(extra ...string) []string {
+		return append([]string{"eval", "--bundle", bdir, "--history", hist, "--from", testSplit, "--in-sample",
+			"--out", filepath.Join(t.TempDir(), "m.json")}, extra...)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  string
+		ok   bool
+	}{
+		{"no key", evalArgs(), "", false},
+		{"another key", evalArgs("--author-key-file", otherFile), "", false},
+		{"the key", evalArgs("--author-key-file", keyFile), "", true},
+		{"the key from the environment", evalArgs(), keyFile, true},
+		{"compare with the key", []string{"compare", "--a", bdir, "--b", bdir, "--history", hist, "--from", testSplit, "--in-sample",
+			"--resamples", "50", "--out", t.TempDir(), "--author-key-file", keyFile}, "", true},
+		{"compare without", []string{"compare", "--a", bdir, "--b", bdir, "--history", hist, "--from", testSplit, "--in-sample",
+			"--resamples", "50", "--out", t.TempDir()}, "", false},
+	} {
+		t.Setenv(features.AuthorKeyEnv, tc.env)
+		_, stderr, err := runCmd(t, tc.args...)
+		if tc.ok && err != nil {
+			t.Errorf("%s: %v\n%s", tc.name, err, stderr)
+		}
+		if !tc.ok && (!errors.Is(err, features.ErrAuthorKey) || !strings.Contains(err.Error(), key.ID())) {
+			t.Errorf("%s: %v, want an author key error naming %s", tc.name, err, key.ID())
+		}
 	}
 }

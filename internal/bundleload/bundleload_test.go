@@ -19,6 +19,7 @@ import (
 	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/internal/bundleload"
 	"github.com/sqpredict/sqpredict/internal/defaultbundle"
+	"github.com/sqpredict/sqpredict/models/ngboost"
 	"github.com/sqpredict/sqpredict/modelset"
 	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
 	"github.com/sqpredict/sqpredict/registry"
@@ -185,44 +186,51 @@ func editManifest(t *testing.T, dir string, extra map[string]string) {
 	}
 }
 
-// TestLogNormalChampion trains the LogNormal NGBoost challenger, names it the build-time
-// champion in the manifest and checks that the loaded model serves it as a LogNormal
-// (BuildFamily, Served) and predicts its moments; a build-time baseline served in its
-// place is LogNormal too, and a champion the bundle lacks or does not know is refused.
+// TestLogNormalChampion trains the LogNormal NGBoost champion and the Normal challenger,
+// and checks that the loaded model serves the LogNormal (BuildFamily, Served) and
+// predicts its moments; that the same bundle with the manifest of a bundle published
+// before LogNormal became the champion (build-time champion ngboost-normal, or none
+// named) serves its Normal NGBoost; that a build-time baseline served in its place is
+// LogNormal too; and that a champion the bundle lacks or does not know is refused.
 func TestLogNormalChampion(t *testing.T) {
 	h, err := synth.Generate(context.Background(), synth.Config{Profile: "go", Days: 2, Seed: 4, ChangesPerHour: 6})
 	if err != nil {
 		t.Fatal(err)
 	}
 	asOf := h.Changes[len(h.Changes)-1].SubmittedAt.Add(time.Hour)
-	res, err := training.Train(context.Background(), h, training.Config{AsOf: asOf, Window: training.Duration(30 * 24 * time.Hour),
-		Seed: 1, BaselineGate: training.BaselineGateOff, BuildTime: training.NGBoostParams{NEstimators: 20},
-		Challengers: []string{training.ChallengerNGBoostLogNormal}})
+	cfg := training.Config{AsOf: asOf, Window: training.Duration(30 * 24 * time.Hour),
+		Seed: 1, BaselineGate: training.BaselineGateOff, BuildTime: training.NGBoostParams{NEstimators: 20}}
+	publish := func(challengers ...string) *registry.Bundle {
+		t.Helper()
+		cfg.Challengers = challengers
+		res, err := training.Train(context.Background(), h, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg, err := registry.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		version, err := training.Publish(context.Background(), reg, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := reg.Load(training.RegistryName(res.Repo), version, training.SchemaHash())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	b := publish(training.ChallengerNGBoostNormal)
+	champ, err := bundleload.FromBundle(b, registry.RoleChampion)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	version, err := training.Publish(context.Background(), reg, res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := training.RegistryName(res.Repo)
-	b, err := reg.Load(repo, version, training.SchemaHash())
-	if err != nil {
-		t.Fatal(err)
-	}
-	normal, err := bundleload.FromBundle(b, registry.RoleChampion)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if normal.BuildFamily != scoring.BuildNormal || normal.Served["buildtime"] != modelset.ModelNGBoostNormal {
-		t.Errorf("default champion: family %v, served %v; want Normal, %s", normal.BuildFamily, normal.Served, modelset.ModelNGBoostNormal)
+	if champ.BuildFamily != scoring.BuildLogNormal || champ.Served["buildtime"] != modelset.ModelNGBoostLogNormal {
+		t.Errorf("trained champion: family %v, served %v; want LogNormal, %s", champ.BuildFamily, champ.Served, modelset.ModelNGBoostLogNormal)
 	}
 
-	load := func(extra map[string]string) (*server.Model, error) {
+	load := func(b *registry.Bundle, extra map[string]string) (*server.Model, error) {
 		t.Helper()
 		dir := t.TempDir()
 		if err := os.CopyFS(dir, os.DirFS(b.Dir)); err != nil {
@@ -239,27 +247,39 @@ func TestLogNormalChampion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := load(map[string]string{modelset.ExtraChampions: "success=logistic conflict=logistic buildtime=ngboost-lognormal"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.BuildFamily != scoring.BuildLogNormal || m.Served["buildtime"] != training.ModelNGBoostLogNormal {
-		t.Errorf("LogNormal champion: family %v, served %v; want LogNormal, %s", m.BuildFamily, m.Served, training.ModelNGBoostLogNormal)
+	if ms.BuildTime.Family() != ngboost.LogNormal || ms.BuildTimeChallenger == nil || ms.BuildTimeChallenger.Family() != ngboost.Normal {
+		t.Fatalf("loaded build-time models: champion %v, challenger %v", ms.BuildTime.Family(), ms.BuildTimeChallenger)
 	}
 	in := []scoring.BuildInput{{Change: &h.Changes[0]}, {Change: &h.Changes[1]}}
-	want, err := scoring.NewScorer(ms.Success, ms.Conflict, ms.BuildTimeLogNormal, ms.DevTable)
-	if err != nil {
-		t.Fatal(err)
+	scorerOf := func(bt scoring.DistPredictor) *scoring.Scorer {
+		s, err := scoring.NewScorer(ms.Success, ms.Conflict, bt, ms.DevTable)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
-	// Same model file, same rows: the outputs reproduce exactly.
-	if got, w := m.Scorer.PredictBuildTime(nil, in), want.PredictBuildTime(nil, in); !slices.Equal(got, w) {
-		t.Errorf("LogNormal champion predicts %v, want the LogNormal NGBoost's %v", got, w)
+	wantLN, wantN := scorerOf(ms.BuildTime).PredictBuildTime(nil, in), scorerOf(ms.BuildTimeChallenger).PredictBuildTime(nil, in)
+	// Same model files, same rows: the outputs reproduce exactly.
+	if got := champ.Scorer.PredictBuildTime(nil, in); !slices.Equal(got, wantLN) {
+		t.Errorf("LogNormal champion predicts %v, want the LogNormal NGBoost's %v", got, wantLN)
 	}
-	if got := normal.Scorer.PredictBuildTime(nil, in); slices.Equal(got, want.PredictBuildTime(nil, in)) {
-		t.Errorf("the Normal champion predicts what the LogNormal one does (%v)", got)
+	if slices.Equal(wantLN, wantN) {
+		t.Errorf("the Normal challenger predicts what the LogNormal champion does (%v)", wantN)
+	}
+	for _, old := range []string{"success=logistic conflict=logistic buildtime=ngboost-normal", "success=logistic conflict=logistic"} {
+		m, err := load(b, map[string]string{modelset.ExtraChampions: old})
+		if err != nil {
+			t.Fatalf("champions %q: %v", old, err)
+		}
+		if m.BuildFamily != scoring.BuildNormal || m.Served["buildtime"] != modelset.ModelNGBoostNormal {
+			t.Errorf("champions %q: family %v, served %v; want Normal, %s", old, m.BuildFamily, m.Served, modelset.ModelNGBoostNormal)
+		}
+		if got := m.Scorer.PredictBuildTime(nil, in); !slices.Equal(got, wantN) {
+			t.Errorf("champions %q: predicts %v, want the Normal NGBoost's %v", old, got, wantN)
+		}
 	}
 
-	m, err = load(map[string]string{training.ExtraServedBaselines: "buildtime=" + training.BaselineZuulMean10})
+	m, err := load(b, map[string]string{training.ExtraServedBaselines: "buildtime=" + training.BaselineZuulMean10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,22 +288,18 @@ func TestLogNormalChampion(t *testing.T) {
 	}
 
 	for _, bad := range []string{"buildtime=gbm", "buildtime"} {
-		if _, err := load(map[string]string{modelset.ExtraChampions: bad}); err == nil {
+		if _, err := load(b, map[string]string{modelset.ExtraChampions: bad}); err == nil {
 			t.Errorf("champions %q: no error", bad)
 		}
 	}
-	// The default bundle has no LogNormal NGBoost: naming it the champion is refused.
-	dir := t.TempDir()
-	if err := defaultbundle.WriteDir(dir); err != nil {
-		t.Fatal(err)
+	// A bundle trained without the Normal challenger: naming the Normal the champion is
+	// refused, naming its file.
+	only := publish()
+	if slices.Contains(only.Files(), training.FileBuildTime) {
+		t.Fatalf("a bundle without challengers holds %s", training.FileBuildTime)
 	}
-	editManifest(t, dir, map[string]string{modelset.ExtraChampions: "buildtime=ngboost-lognormal"})
-	db, err := registry.LoadDir(dir, training.SchemaHash())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bundleload.FromBundle(db, registry.RoleChampion); err == nil || !strings.Contains(err.Error(), training.FileBuildTimeLogNormal) {
-		t.Errorf("LogNormal champion without its file: %v, want an error naming %s", err, training.FileBuildTimeLogNormal)
+	if _, err := load(only, map[string]string{modelset.ExtraChampions: "buildtime=ngboost-normal"}); err == nil || !strings.Contains(err.Error(), training.FileBuildTime) {
+		t.Errorf("Normal champion without its file: %v, want an error naming %s", err, training.FileBuildTime)
 	}
 }
 
@@ -297,7 +313,7 @@ func (l *memLog) LogPredictions(recs []server.PredictionRecord) error {
 
 // TestChallengerModels serves a bundle's own challenger models (issue 15 item 11): with
 // ChallengerLoader and ChallengerFollowsChampion, loading the champion loads its
-// gbm-success and ngboost-lognormal models as the challenger of the same version, which
+// gbm-success and ngboost-normal models as the challenger of the same version, which
 // answers the share of changes routed to it, or runs in shadow and is only logged.
 func TestChallengerModels(t *testing.T) {
 	h, err := synth.Generate(context.Background(), synth.Config{Profile: "go", Days: 2, Seed: 4, ChangesPerHour: 6})
@@ -307,7 +323,7 @@ func TestChallengerModels(t *testing.T) {
 	asOf := h.Changes[len(h.Changes)-1].SubmittedAt.Add(time.Hour)
 	res, err := training.Train(context.Background(), h, training.Config{AsOf: asOf, Window: training.Duration(30 * 24 * time.Hour),
 		Seed: 1, BaselineGate: training.BaselineGateOff, BuildTime: training.NGBoostParams{NEstimators: 20},
-		Challengers: []string{training.ChallengerGBMSuccess, training.ChallengerNGBoostLogNormal}})
+		Challengers: []string{training.ChallengerGBMSuccess, training.ChallengerNGBoostNormal}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,15 +336,16 @@ func TestChallengerModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo := training.RegistryName(res.Repo)
-	names, err := bundleload.ParseChallengerModels("gbm-success, ngboost-lognormal,gbm-success")
-	if err != nil || !slices.Equal(names, []string{modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostLogNormal}) {
+	names, err := bundleload.ParseChallengerModels("gbm-success, ngboost-normal,gbm-success")
+	if err != nil || !slices.Equal(names, []string{modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostNormal}) {
 		t.Fatalf("ParseChallengerModels = %v, %v", names, err)
 	}
 	if _, err := bundleload.ParseChallengerModels("gbm"); err == nil {
 		t.Error("ParseChallengerModels(gbm): no error")
 	}
 	// The trainer's names are the same.
-	if training.ChallengerGBMSuccess != modelset.ChallengerGBMSuccess || training.ChallengerNGBoostLogNormal != modelset.ChallengerNGBoostLogNormal {
+	if training.ChallengerGBMSuccess != modelset.ChallengerGBMSuccess || training.ChallengerNGBoostLogNormal != modelset.ChallengerNGBoostLogNormal ||
+		training.ChallengerNGBoostNormal != modelset.ChallengerNGBoostNormal {
 		t.Error("challenger names differ between training and modelset")
 	}
 
@@ -341,9 +358,9 @@ func TestChallengerModels(t *testing.T) {
 	if ch == nil || ch.Version != version || ch.Role != registry.RoleChallenger {
 		t.Fatalf("challenger = %+v, want the challenger models of %s", ch, version)
 	}
-	want := map[string]string{"success": modelset.ModelGBM, "conflict": modelset.ModelLogistic, "buildtime": modelset.ModelNGBoostLogNormal}
-	if !maps.Equal(ch.Served, want) || ch.BuildFamily != scoring.BuildLogNormal {
-		t.Errorf("challenger serves %v (%v), want %v (LogNormal)", ch.Served, ch.BuildFamily, want)
+	want := map[string]string{"success": modelset.ModelGBM, "conflict": modelset.ModelLogistic, "buildtime": modelset.ModelNGBoostNormal}
+	if !maps.Equal(ch.Served, want) || ch.BuildFamily != scoring.BuildNormal {
+		t.Errorf("challenger serves %v (%v), want %v (Normal)", ch.Served, ch.BuildFamily, want)
 	}
 	// A challenger pointer event changes nothing.
 	events := make(chan registry.Event, 1)

@@ -4,7 +4,8 @@
 #
 # It writes the small synthetic history testdata/sample-history (ios profile, 5 days at
 # 8 changes an hour, seed 1: byte-identical on every run) unless it is already there,
-# trains the champion models on it with "trainer train --config testdata/trainer.json"
+# trains the champion models (and the Normal NGBoost challenger, which lets tests serve a
+# Normal build-time variant) on it with "trainer train --config testdata/trainer.json"
 # into a temporary registry, and copies the published bundle folder, manifest included,
 # to bundle/. The output is deterministic: the config fixes the window and trained_at
 # (which also names the version), and the trainer is built without VCS stamping, so the

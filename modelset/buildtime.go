@@ -1,0 +1,200 @@
+package modelset
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sqpredict/sqpredict/models/ngboost"
+)
+
+// FileBuildTimeBounds holds the parameter bounds of a bundle's NGBoost build-time models
+// (ParamBounds), by model name. Bundles published before the bounds existed lack it, and
+// their models predict unclipped.
+const FileBuildTimeBounds = "buildtime.bounds.json"
+
+// BoundsVersion is the format version of FileBuildTimeBounds.
+const BoundsVersion = 1
+
+// ParamBounds are the closed intervals the boosted parameters of an NGBoost build-time
+// model are clipped to: Loc (the mean of Y for a Normal, of log Y for a LogNormal) and
+// LogScale (the log of the standard deviation of Y, or of log Y). The trainer sets them
+// to the range the model's own predictions span on the rows it was fitted on
+// (BoundsOf): trees cannot extrapolate, but the sum of leaves that no training row
+// reached together can, and an input outside the training range (a speculation height
+// of 60 when training saw 20) then gets a scale no training row had (issue 12: a 73-day
+// sigma). Clipped, no prediction is wider, narrower or further out than one the model
+// made for a row it learnt from.
+type ParamBounds struct {
+	Loc      [2]float64 `json:"loc"`
+	LogScale [2]float64 `json:"log_scale"`
+}
+
+// BoundsOf returns the ParamBounds spanned by the parameters params (row-major pairs of
+// loc and log scale, as ngboost.Model.PredictParams gives them), ignoring non-finite
+// values. It returns false when no pair is finite.
+func BoundsOf(params []float64) (ParamBounds, bool) {
+	b := ParamBounds{Loc: [2]float64{math.Inf(1), math.Inf(-1)}, LogScale: [2]float64{math.Inf(1), math.Inf(-1)}}
+	ok := false
+	for i := 0; i+1 < len(params); i += 2 {
+		l, s := params[i], params[i+1]
+		if math.IsNaN(l) || math.IsInf(l, 0) || math.IsNaN(s) || math.IsInf(s, 0) {
+			continue
+		}
+		ok = true
+		b.Loc = [2]float64{min(b.Loc[0], l), max(b.Loc[1], l)}
+		b.LogScale = [2]float64{min(b.LogScale[0], s), max(b.LogScale[1], s)}
+	}
+	return b, ok
+}
+
+// clip returns p clipped to [lo, hi]; NaN stays NaN.
+func clip(p float64, r [2]float64) float64 {
+	switch {
+	case p < r[0]:
+		return r[0]
+	case p > r[1]:
+		return r[1]
+	}
+	return p
+}
+
+// valid reports whether b's intervals are finite and not reversed.
+func (b ParamBounds) valid() bool {
+	for _, r := range [][2]float64{b.Loc, b.LogScale} {
+		if math.IsNaN(r[0]) || math.IsNaN(r[1]) || math.IsInf(r[0], 0) || math.IsInf(r[1], 0) || r[0] > r[1] {
+			return false
+		}
+	}
+	return true
+}
+
+// BuildTimeModel is an NGBoost build-time model of a bundle with the bounds its
+// predicted parameters are clipped to. Every prediction method of the embedded model is
+// overridden to clip, so that the scorer, the evaluation and the trainer's checks see
+// the same numbers. A BuildTimeModel is read-only and safe for concurrent use.
+type BuildTimeModel struct {
+	*ngboost.Model
+	// Bounds clip the predicted parameters; nil means none (bundles without
+	// FileBuildTimeBounds).
+	Bounds *ParamBounds
+}
+
+// Name returns the model's name in manifests and metric keys: ModelNGBoostLogNormal or
+// ModelNGBoostNormal.
+func (m *BuildTimeModel) Name() string { return ngboostName(m.Family()) }
+
+// ngboostName returns the model name of an NGBoost of family f.
+func ngboostName(f ngboost.Family) string {
+	if f == ngboost.LogNormal {
+		return ModelNGBoostLogNormal
+	}
+	return ModelNGBoostNormal
+}
+
+// ngboostFile returns the bundle file of an NGBoost of family f.
+func ngboostFile(f ngboost.Family) string {
+	if f == ngboost.LogNormal {
+		return FileBuildTimeLogNormal
+	}
+	return FileBuildTime
+}
+
+// PredictParams is ngboost.Model.PredictParams with the parameters clipped to Bounds.
+func (m *BuildTimeModel) PredictParams(dst []float64, x mat.Matrix) []float64 {
+	dst = m.Model.PredictParams(dst, x)
+	if b := m.Bounds; b != nil {
+		for i := 0; i+1 < len(dst); i += 2 {
+			dst[i], dst[i+1] = clip(dst[i], b.Loc), clip(dst[i+1], b.LogScale)
+		}
+	}
+	return dst
+}
+
+// Predict is ngboost.Model.Predict (mean and standard deviation of Y per row, in
+// seconds) of the clipped parameters.
+func (m *BuildTimeModel) Predict(dst []float64, x mat.Matrix) []float64 {
+	dst = m.PredictParams(dst, x)
+	for i := 0; i+1 < len(dst); i += 2 {
+		d := ngboost.Dist{Family: m.Family(), Loc: dst[i], Scale: math.Exp(dst[i+1])}
+		dst[i], dst[i+1] = d.Mean(), d.StdDev()
+	}
+	return dst
+}
+
+// PredictDist is ngboost.Model.PredictDist of the clipped parameters.
+func (m *BuildTimeModel) PredictDist(x mat.Matrix) []ngboost.Dist {
+	p := m.PredictParams(nil, x)
+	out := make([]ngboost.Dist, len(p)/2)
+	for i := range out {
+		out[i] = ngboost.Dist{Family: m.Family(), Loc: p[2*i], Scale: math.Exp(p[2*i+1])}
+	}
+	return out
+}
+
+// PredictRow is ngboost.Model.PredictRow of the clipped parameters.
+func (m *BuildTimeModel) PredictRow(row []float64) ngboost.Dist {
+	d := m.Model.PredictRow(row)
+	if b := m.Bounds; b != nil {
+		d.Loc = clip(d.Loc, b.Loc)
+		d.Scale = math.Exp(clip(math.Log(d.Scale), b.LogScale))
+	}
+	return d
+}
+
+// boundsJSON is the JSON form of FileBuildTimeBounds.
+type boundsJSON struct {
+	FormatVersion int                    `json:"format_version"`
+	Models        map[string]ParamBounds `json:"models"`
+}
+
+// writeBounds writes the bounds of the models among ms that have some.
+func writeBounds(w io.Writer, ms ...*BuildTimeModel) error {
+	j := boundsJSON{FormatVersion: BoundsVersion, Models: map[string]ParamBounds{}}
+	for _, m := range ms {
+		if m != nil && m.Bounds != nil {
+			j.Models[m.Name()] = *m.Bounds
+		}
+	}
+	data, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// readBounds decodes FileBuildTimeBounds and sets the Bounds of the models among ms
+// that it names. A bound that is not a finite, ordered interval, or one naming a model
+// the bundle lacks, is an error.
+func readBounds(data []byte, ms ...*BuildTimeModel) error {
+	var j boundsJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	if j.FormatVersion != BoundsVersion {
+		return fmt.Errorf("format version %d, want %d", j.FormatVersion, BoundsVersion)
+	}
+	names := make([]string, 0, len(j.Models))
+	for n := range j.Models {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		b := j.Models[n]
+		if !b.valid() {
+			return fmt.Errorf("model %s: bounds %+v are not finite ordered intervals", n, b)
+		}
+		i := slices.IndexFunc(ms, func(m *BuildTimeModel) bool { return m != nil && m.Name() == n })
+		if i < 0 {
+			return fmt.Errorf("bounds of model %s, which the bundle lacks", n)
+		}
+		ms[i].Bounds = &b
+	}
+	return nil
+}

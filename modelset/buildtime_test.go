@@ -1,0 +1,80 @@
+package modelset_test
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sqpredict/sqpredict/internal/defaultbundle"
+	"github.com/sqpredict/sqpredict/modelset"
+	"github.com/sqpredict/sqpredict/registry"
+)
+
+// TestBoundsOf checks the range of a hand-made parameter list, ignoring the non-finite
+// pairs.
+func TestBoundsOf(t *testing.T) {
+	b, ok := modelset.BoundsOf([]float64{1, -2, 3, 0.5, math.NaN(), 9, -1, math.Inf(1), 2, -3})
+	want := modelset.ParamBounds{Loc: [2]float64{1, 3}, LogScale: [2]float64{-3, 0.5}}
+	if !ok || b != want {
+		t.Errorf("BoundsOf = %+v, %v; want %+v", b, ok, want)
+	}
+	if _, ok := modelset.BoundsOf([]float64{math.NaN(), 1}); ok {
+		t.Error("BoundsOf of no finite pair: ok")
+	}
+}
+
+// TestBadBounds plants bounds files that a loader must refuse, naming the file: a
+// reversed interval, a model the bundle lacks and a foreign format version.
+func TestBadBounds(t *testing.T) {
+	for _, tc := range []struct{ name, body string }{
+		{"reversed", `{"format_version":1,"models":{"%s":{"loc":[2,1],"log_scale":[0,1]}}}`},
+		{"unknown model", `{"format_version":1,"models":{"gbm":{"loc":[1,2],"log_scale":[0,1]}}}`},
+		{"version", `{"format_version":9,"models":{}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := defaultbundle.WriteDir(dir); err != nil {
+				t.Fatal(err)
+			}
+			b, err := registry.LoadDir(dir, modelset.SchemaHash())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := modelset.LoadModels(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := strings.ReplaceAll(tc.body, "%s", m.BuildTime.Name())
+			// Rewrite the bundle with the file added, checksummed, as a publish would.
+			files, err := m.Files()
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[modelset.FileBuildTimeBounds] = []byte(body)
+			reg, err := registry.Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := reg.Publish(t.Context(), "x", func(d string) error {
+				for n, data := range files {
+					if err := os.WriteFile(filepath.Join(d, n), data, 0o600); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, b.Manifest, registry.PublishOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			nb, err := reg.Load("x", v, modelset.SchemaHash())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := modelset.LoadModels(nb); err == nil || !strings.Contains(err.Error(), modelset.FileBuildTimeBounds) {
+				t.Errorf("LoadModels = %v, want an error naming %s", err, modelset.FileBuildTimeBounds)
+			}
+		})
+	}
+}
