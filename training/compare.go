@@ -153,27 +153,35 @@ func challengerSections(a, b *Evaluation) []report.Section {
 	note := func(model string) string {
 		return "Challenger " + model + " of each bundle on the same rows (a bundle without it has no value); not served unless routed."
 	}
-	cls := map[string]eval.ClassifierMetrics{}
-	if m, ok := a.Success[ModelGBM]; ok {
-		cls["A"] = m
+	classifier := func(section, challenger string, ma, mb map[string]eval.ClassifierMetrics) {
+		cls := map[string]eval.ClassifierMetrics{}
+		if m, ok := ma[ModelGBM]; ok {
+			cls["A"] = m
+		}
+		if m, ok := mb[ModelGBM]; ok {
+			cls["B"] = m
+		}
+		if len(cls) > 0 {
+			out = append(out, report.Section{Name: section + " challenger (" + challenger + ")", Note: note(challenger),
+				Metrics: report.ClassifierRows(cls)})
+		}
 	}
-	if m, ok := b.Success[ModelGBM]; ok {
-		cls["B"] = m
-	}
-	if len(cls) > 0 {
-		out = append(out, report.Section{Name: "success challenger (" + ChallengerGBMSuccess + ")", Note: note(ChallengerGBMSuccess),
-			Metrics: report.ClassifierRows(cls)})
-	}
-	dist := map[string]eval.DistributionMetrics{}
-	if m, ok := a.BuildTime[ModelNGBoostLogNormal]; ok {
-		dist["A"] = m
-	}
-	if m, ok := b.BuildTime[ModelNGBoostLogNormal]; ok {
-		dist["B"] = m
-	}
-	if len(dist) > 0 {
-		out = append(out, report.Section{Name: "build time challenger (" + ChallengerNGBoostLogNormal + ")", Note: note(ChallengerNGBoostLogNormal),
-			Metrics: report.DistributionRows("s", dist)})
+	classifier("success", ChallengerGBMSuccess, a.Success, b.Success)
+	classifier("conflict", ChallengerGBMConflict, a.Conflict, b.Conflict)
+	// The build-time challenger is the family that is not the champion's: ngboost-normal
+	// since LogNormal became the champion, ngboost-lognormal in older bundles.
+	for _, model := range []string{ModelNGBoostNormal, ModelNGBoostLogNormal} {
+		dist := map[string]eval.DistributionMetrics{}
+		if m, ok := a.BuildTime[model]; ok {
+			dist["A"] = m
+		}
+		if m, ok := b.BuildTime[model]; ok {
+			dist["B"] = m
+		}
+		if len(dist) > 0 {
+			out = append(out, report.Section{Name: "build time challenger (" + model + ")", Note: note(model),
+				Metrics: report.DistributionRows("s", dist)})
+		}
 	}
 	return out
 }

@@ -844,7 +844,7 @@ func TestReportNamesVersionAndRejection(t *testing.T) {
 // on the same rows, with the values Evaluate gives them.
 func TestCompareChallengers(t *testing.T) {
 	h := testHistory(t)
-	res := mustTrain(t, h, testConfig(ChallengerGBMSuccess, ChallengerNGBoostLogNormal))
+	res := mustTrain(t, h, testConfig(ChallengerGBMSuccess, ChallengerNGBoostNormal))
 	c, err := Compare(context.Background(), res.Models, res.Models, h, EvalOptions{From: res.Cut, Bootstrap: eval.BootstrapConfig{Resamples: 50}})
 	if err != nil {
 		t.Fatal(err)
@@ -869,7 +869,7 @@ func TestCompareChallengers(t *testing.T) {
 	if !checked {
 		t.Error("the success challenger section has no log loss row")
 	}
-	for _, want := range []string{"success challenger (gbm-success)", "build time challenger (ngboost-lognormal)"} {
+	for _, want := range []string{"success challenger (gbm-success)", "build time challenger (ngboost-normal)"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("compare sections %q lack %q", names, want)
 		}
