@@ -33,6 +33,7 @@ func init() {
 			{key: "early_stopping_rounds", help: "stop this many iterations after the best validation score; 0 = never (default 0)"},
 			{key: "validation_fraction", help: "with early stopping: the last fraction of the training rows held out (default 0.1)"},
 			{key: "refit", help: "with early stopping: fit again on all rows with the best number of iterations (default false)"},
+			{key: "num_threads", help: "goroutines for the trees and the row loops; 0 = all cores; the model is the same for any value (default 0)"},
 		},
 		fit: fitNGBoost,
 	})
@@ -67,7 +68,7 @@ func fitNGBoost(ctx context.Context, in *fitInput) (fitted, error) {
 		dst *int
 	}{
 		{"n_estimators", &cfg.NEstimators}, {"max_depth", &cfg.MaxDepth}, {"max_bin", &cfg.MaxBin},
-		{"early_stopping_rounds", &cfg.EarlyStoppingRounds},
+		{"early_stopping_rounds", &cfg.EarlyStoppingRounds}, {"num_threads", &cfg.NumThreads},
 	}
 	for _, p := range ints {
 		if *p.dst, err = in.params.int(p.key, 0); err != nil {
@@ -93,6 +94,9 @@ func fitNGBoost(ctx context.Context, in *fitInput) (fitted, error) {
 		if v, _ := in.params.int(key, 1); v <= 0 {
 			return nil, fmt.Errorf("%w: --param %s=%d: want > 0", errUsage, key, v)
 		}
+	}
+	if cfg.NumThreads < 0 {
+		return nil, fmt.Errorf("%w: --param num_threads=%d: want >= 0 (0 = all cores)", errUsage, cfg.NumThreads)
 	}
 	natural, err := in.params.bool("natural_gradient", true)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -114,6 +115,7 @@ func TestFitNGBoostUsageErrors(t *testing.T) {
 		{"n_estimators=0", "n_estimators"},
 		{"natural_gradient=maybe", "natural_gradient"},
 		{"random_state=-3", "random_state"},
+		{"num_threads=-1", "num_threads"},
 		{"subsample=0.5", "subsample"},
 	} {
 		_, _, err := runCmd(t, "fit", "--algo", "ngboost", "--train", train, "--target", "duration_s",
@@ -121,5 +123,28 @@ func TestFitNGBoostUsageErrors(t *testing.T) {
 		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("fit --param %s = %v, want a usage error naming %q", tc.param, err, tc.want)
 		}
+	}
+}
+
+// TestFitNGBoostNumThreads checks that --param num_threads is accepted and that the
+// model file does not depend on it, on enough rows (3000) that the row loops split.
+func TestFitNGBoostNumThreads(t *testing.T) {
+	train := writeBuildTimes(t, "train.csv", 3000, 1)
+	var files [2][]byte
+	for k, threads := range []string{"1", "2"} {
+		model := filepath.Join(t.TempDir(), "model.json")
+		if _, stderr, err := runCmd(t, "fit", "--algo", "ngboost", "--train", train, "--target", "duration_s",
+			"--categorical", "queue", "--model", model, "--param", "dist=lognormal",
+			"--param", "n_estimators=30", "--param", "num_threads="+threads); err != nil {
+			t.Fatalf("fit num_threads=%s: %v\n%s", threads, err, stderr)
+		}
+		b, err := os.ReadFile(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[k] = b
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Errorf("model files fitted with num_threads=1 and 2 differ")
 	}
 }

@@ -62,7 +62,10 @@ type Config struct {
 	Refit bool
 	// FeatureNames names the columns of x in the artifact; nil means "Column_0", ...
 	FeatureNames []string
-	// NumThreads bounds the goroutines of tree growing, 0 means GOMAXPROCS.
+	// NumThreads bounds the goroutines of tree growing and of the row loops (gradients,
+	// line search, validation predictions), 0 means GOMAXPROCS. The fitted model does
+	// not depend on it: every sum is split and added in the same order whatever the
+	// number of threads. (Binning the features, gbm.NewDataset, uses every core.)
 	NumThreads int
 	// Progress, when not nil, is called after every iteration with its 0-based index,
 	// the training score before the step and the validation score after it (NaN
@@ -119,6 +122,8 @@ func (c Config) withDefaults() (Config, error) {
 		return bad("max_bin", c.MaxBin, ">= 2")
 	case !(c.Tol > 0):
 		return bad("tol", c.Tol, "> 0")
+	case c.NumThreads < 0:
+		return bad("num_threads", c.NumThreads, ">= 0")
 	case c.EarlyStoppingRounds < 0:
 		return bad("early_stopping_rounds", c.EarlyStoppingRounds, ">= 0")
 	case !(c.ValidationFraction > 0 && c.ValidationFraction < 1):

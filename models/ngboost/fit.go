@@ -215,8 +215,9 @@ func (d *rowData) setParams(p [2]float64) {
 }
 
 // predictTrees writes the outputs of the iteration's trees for every row into out,
-// in two goroutines (each half of the rows) when there are rows enough to pay for it.
-func (d *rowData) predictTrees(trees [2]*gbm.Tree) {
+// in two goroutines (each half of the rows) when there are rows enough to pay for it
+// and threads allows two.
+func (d *rowData) predictTrees(trees [2]*gbm.Tree, threads int) {
 	work := func(lo, hi int) {
 		t0, t1, o0, o1 := trees[0], trees[1], d.out[0], d.out[1]
 		for i := lo; i < hi; i++ {
@@ -224,7 +225,7 @@ func (d *rowData) predictTrees(trees [2]*gbm.Tree) {
 			o0[i], o1[i] = t0.Predict(row), t1.Predict(row)
 		}
 	}
-	if d.n < parallelRows || runtime.GOMAXPROCS(0) < 2 {
+	if d.n < parallelRows || threads < 2 {
 		work(0, d.n)
 		return
 	}
@@ -265,7 +266,8 @@ func (b *booster) treeOutputs(trees [2]*gbm.Tree) {
 	}
 }
 
-// parallelRows is the number of rows from which predictTrees uses two goroutines.
+// parallelRows is the number of rows from which predictTrees and splitRows split the
+// rows in two halves.
 const parallelRows = 2048
 
 // meanScore returns the weighted mean score of rows (nil = all) at parameters
@@ -314,7 +316,10 @@ type booster struct {
 	// log-score line search.
 	resid  []float64
 	invVar []float64
-	cache  [2]expCache // one per splitRows worker
+	cache  [2]expCache // one per splitRows half
+	// threads is Config.NumThreads resolved (GOMAXPROCS for 0): the goroutines the
+	// row loops and the trees may use.
+	threads int
 	// leafOf holds, per parameter, the leaf of the iteration's tree that each batch
 	// row fell into while the tree was grown.
 	leafOf [2][]int32
@@ -346,6 +351,10 @@ func fitRun(ctx context.Context, x mat.Matrix, y, w []float64, xVal mat.Matrix, 
 		resid:  make([]float64, train.n),
 		invVar: make([]float64, train.n),
 		leafOf: [2][]int32{make([]int32, train.n), make([]int32, train.n)},
+	}
+	b.threads = cfg.NumThreads
+	if b.threads == 0 {
+		b.threads = runtime.GOMAXPROCS(0)
 	}
 	if xVal != nil {
 		if b.val, err = newRowData("validation set", xVal, yVal, wVal, cfg); err != nil {
@@ -424,7 +433,7 @@ func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
 		m.info.TrainScore = append(m.info.TrainScore, trainScore)
 		valScore := math.NaN()
 		if v := b.val; v != nil {
-			v.predictTrees(trees)
+			v.predictTrees(trees, b.threads)
 			for k := range 2 {
 				p, o := v.param[k], v.out[k]
 				for i := range p {
@@ -519,7 +528,7 @@ func (b *booster) gradients(sumW float64) float64 {
 	natural := !b.cfg.OrdinaryGradient
 	loc, lsc, t, w := tr.param[0], tr.param[1], tr.t, tr.w
 	if b.cfg.Score == CRPScore {
-		sum := splitRows(rows, func(part []int, _ int) float64 {
+		sum := b.splitRows(rows, func(part []int, _ int) float64 {
 			var sum float64
 			for _, i := range part {
 				e := math.Exp(lsc[i])
@@ -540,7 +549,7 @@ func (b *booster) gradients(sumW float64) float64 {
 		})
 		return sum/sumW + tr.jacMean(b.batch, sumW)
 	}
-	sum := splitRows(rows, func(part []int, _ int) float64 {
+	sum := b.splitRows(rows, func(part []int, _ int) float64 {
 		var sum float64
 		for _, i := range part {
 			ls := lsc[i]
@@ -563,14 +572,18 @@ func (b *booster) gradients(sumW float64) float64 {
 	return sum/sumW + logSqrt2Pi + tr.jacMean(b.batch, sumW)
 }
 
-// splitRows returns fn(rows, 0), or, when there are rows enough and two CPUs, the sum
-// fn(first half, 0) + fn(second half, 1) computed in two goroutines: always added in
-// that order, so the result does not depend on scheduling.
-func splitRows(rows []int, fn func(part []int, worker int) float64) float64 {
-	if len(rows) < parallelRows || runtime.GOMAXPROCS(0) < 2 {
+// splitRows returns fn(rows, 0) below parallelRows rows, and otherwise the sum
+// fn(first half, 0) + fn(second half, 1), the halves computed in two goroutines when
+// b.threads allows two and one after the other when not. The split and the order of
+// the addition do not depend on the number of threads, so neither does the result.
+func (b *booster) splitRows(rows []int, fn func(part []int, worker int) float64) float64 {
+	if len(rows) < parallelRows {
 		return fn(rows, 0)
 	}
 	half := len(rows) / 2
+	if b.threads < 2 {
+		return fn(rows[:half], 0) + fn(rows[half:], 1)
+	}
 	var s1 float64
 	var wg sync.WaitGroup
 	wg.Go(func() { s1 = fn(rows[half:], 1) })
@@ -625,7 +638,7 @@ func (b *booster) batchScore(step, sumW, jac float64) float64 {
 		rows = b.allRows()
 	}
 	o0, o1, ls, w, resid, iv := tr.out[0], tr.out[1], tr.param[1], tr.w, b.resid, b.invVar
-	sum := splitRows(rows, func(part []int, worker int) float64 {
+	sum := b.splitRows(rows, func(part []int, worker int) float64 {
 		c := &b.cache[worker]
 		c.reset(2 * step)
 		var sum float64
