@@ -205,6 +205,15 @@ func (n ngboostModel) featureNames() []string { return n.m.FeatureNames() }
 // too (not the parameters of log y).
 func (n ngboostModel) outputs() []string { return []string{"mu", "sigma"} }
 
+// atIteration returns the model of the first k iterations (predict --iteration).
+func (n ngboostModel) atIteration(k int) (predictor, error) {
+	m, err := n.m.Truncate(k)
+	if err != nil {
+		return nil, err
+	}
+	return ngboostModel{m}, nil
+}
+
 func (n ngboostModel) predict(x *mat.Dense) ([][]float64, error) {
 	p := n.m.Predict(nil, x)
 	r := len(p) / 2

@@ -76,22 +76,9 @@ func TestFitPredictNGBoost(t *testing.T) {
 			got := readFrame(t, pred)
 			mu, sigma := got.Columns[got.Index("mu")].Floats, got.Columns[got.Index("sigma")].Floats
 			// Reference: the model's own Predict on the validation rows, encoded by hand.
-			in := readFrame(t, valid)
-			names := m.FeatureNames()
-			x := mat.NewDense(in.NRows(), len(names), nil)
-			for j, name := range names {
-				for i := range in.NRows() {
-					if q, ok := strings.CutPrefix(name, "queue="); ok {
-						if in.Columns[in.Index("queue")].Strings[i] == q {
-							x.Set(i, j, 1)
-						}
-						continue
-					}
-					x.Set(i, j, in.Columns[in.Index(name)].Floats[i])
-				}
-			}
+			x := buildTimeMatrix(t, valid, m.FeatureNames())
 			want := m.Predict(nil, x)
-			for i := range in.NRows() {
+			for i := range x.RawMatrix().Rows {
 				if !scalar.EqualWithinAbsOrRel(mu[i], want[2*i], predTol, predTol) || !scalar.EqualWithinAbsOrRel(sigma[i], want[2*i+1], predTol, predTol) {
 					t.Fatalf("row %d: predicted mu, sigma = %v, %v, want %v, %v", i, mu[i], sigma[i], want[2*i], want[2*i+1])
 				}
@@ -147,4 +134,91 @@ func TestFitNGBoostNumThreads(t *testing.T) {
 	if !bytes.Equal(files[0], files[1]) {
 		t.Errorf("model files fitted with num_threads=1 and 2 differ")
 	}
+}
+
+// buildTimeMatrix encodes the rows of a writeBuildTimes table by hand as the model
+// features names ("queue=X" one-hot), independently of the trainer's encoding.
+func buildTimeMatrix(t *testing.T, path string, names []string) *mat.Dense {
+	t.Helper()
+	in := readFrame(t, path)
+	x := mat.NewDense(in.NRows(), len(names), nil)
+	for j, name := range names {
+		for i := range in.NRows() {
+			if q, ok := strings.CutPrefix(name, "queue="); ok {
+				if in.Columns[in.Index("queue")].Strings[i] == q {
+					x.Set(i, j, 1)
+				}
+				continue
+			}
+			x.Set(i, j, in.Columns[in.Index(name)].Floats[i])
+		}
+	}
+	return x
+}
+
+// TestPredictNGBoostIteration checks predict --iteration K against the library's
+// staged prediction (Model.Truncate), and its errors.
+func TestPredictNGBoostIteration(t *testing.T) {
+	train := writeBuildTimes(t, "train.csv", 300, 1)
+	data := writeBuildTimes(t, "data.csv", 50, 2)
+	model := filepath.Join(t.TempDir(), "model.json")
+	if _, stderr, err := runCmd(t, "fit", "--algo", "ngboost", "--train", train, "--target", "duration_s",
+		"--categorical", "queue", "--model", model, "--param", "dist=lognormal",
+		"--param", "n_estimators=40", "--param", "learning_rate=0.05"); err != nil {
+		t.Fatalf("fit: %v\n%s", err, stderr)
+	}
+	m, err := ngboost.LoadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := buildTimeMatrix(t, data, m.FeatureNames())
+	var prev []float64
+	for _, k := range []int{0, 15, 40} {
+		pred := filepath.Join(t.TempDir(), "pred.csv")
+		if _, _, err := runCmd(t, "predict", "--model", model, "--data", data, "--out", pred, "--iteration", fmt.Sprint(k)); err != nil {
+			t.Fatalf("predict --iteration %d: %v", k, err)
+		}
+		got := readFrame(t, pred)
+		mu := got.Columns[got.Index("mu")].Floats
+		tr, err := m.Truncate(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tr.Predict(nil, x)
+		for i := range mu {
+			if !scalar.EqualWithinAbsOrRel(mu[i], want[2*i], predTol, predTol) {
+				t.Fatalf("--iteration %d, row %d: mu = %v, Truncate(%d) predicts %v", k, i, mu[i], k, want[2*i])
+			}
+		}
+		if k == 0 && !slicesAllEqual(mu) {
+			t.Errorf("--iteration 0 predicts different mu per row, want the marginal fit for every row")
+		}
+		if prev != nil && slicesAllEqual(append(append([]float64(nil), prev...), mu...)) {
+			t.Errorf("--iteration %d predicts the same as the previous stage", k)
+		}
+		prev = mu
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", model, "--iteration", "41"}, "41"},
+		{[]string{"--model", model, "--iteration", "-2"}, "-2"},
+		{[]string{"--model", "testdata/gbm_multiclass.txt", "--iteration", "3"}, "staged"},
+	} {
+		args := append([]string{"predict", "--data", data, "--out", filepath.Join(t.TempDir(), "p.csv")}, tc.args...)
+		if _, _, err := runCmd(t, args...); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("predict %v = %v, want a usage error naming %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// slicesAllEqual reports whether every value of v equals the first.
+func slicesAllEqual(v []float64) bool {
+	for _, x := range v {
+		if x != v[0] {
+			return false
+		}
+	}
+	return true
 }

@@ -15,7 +15,7 @@ func init() {
 }
 
 // predictUsage documents predict's output columns and their units.
-const predictUsage = `--model MODEL --data FILE --out FILE.csv [--id COL[,COL...]]
+const predictUsage = `--model MODEL --data FILE --out FILE.csv [--id COL[,COL...]] [--iteration K]
 
 Writes one row per input row, in order: the --id columns as they are (e.g. change_id,
 submitted_at of a "trainer features" table), then the model's outputs:
@@ -25,7 +25,11 @@ submitted_at of a "trainer features" table), then the model's outputs:
   LightGBM regression         prediction (in the target's units, after the link)
   ngboost                     mu, sigma: the mean and standard deviation of the target itself,
                               in the target's units (seconds for a buildtime table), for the
-                              Normal and the LogNormal family alike (not the parameters of log y)`
+                              Normal and the LogNormal family alike (not the parameters of log y)
+
+--iteration K predicts with the first K boosting iterations of an ngboost model (0 = the
+marginal fit), as the reference's pred_dist(max_iter=K): the staged prediction for
+choosing the number of iterations on held-out rows.`
 
 func runPredict(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "predict", predictUsage)
@@ -34,6 +38,7 @@ func runPredict(ctx context.Context, e *env, args []string) error {
 	model := fs.String("model", "", "model file (a JSON artifact or a LightGBM text model) (required)")
 	data := fs.String("data", "", "table to score (.csv or .parquet; - reads CSV from standard input); columns matched to the model's features by name (required)")
 	out := fs.String("out", "", "predictions to write (.csv, or .parquet), one row per input row, in order (required)")
+	iteration := fs.Int("iteration", -1, "ngboost: predict with the first K boosting iterations (0 = the marginal fit; default all)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -48,6 +53,17 @@ func runPredict(ctx context.Context, e *env, args []string) error {
 	p, err := l.load(raw)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *model, err)
+	}
+	if *iteration >= 0 {
+		s, ok := p.(stager)
+		if !ok {
+			return fmt.Errorf("%w: --iteration: %s models have no staged prediction (ngboost models do)", errUsage, l.name)
+		}
+		if p, err = s.atIteration(*iteration); err != nil {
+			return fmt.Errorf("%w: --iteration %d: %s: %w", errUsage, *iteration, *model, err)
+		}
+	} else if *iteration != -1 {
+		return fmt.Errorf("%w: --iteration %d: want >= 0", errUsage, *iteration)
 	}
 	dataPath, cleanup, err := openInput(e, *data, "csv")
 	if err != nil {
@@ -108,4 +124,10 @@ func runPredict(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "%s model %s: wrote %d predictions to %s\n", l.name, *model, n, *out)
 	return nil
+}
+
+// stager is a predictor with staged prediction: the model of its first k boosting
+// iterations.
+type stager interface {
+	atIteration(k int) (predictor, error)
 }
