@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -158,7 +160,43 @@ func (n ngboostModel) summary(w io.Writer) error {
 	}
 	p := n.m.InitParams()
 	fmt.Fprintf(w, "initial parameters: loc %.6g, log scale %.6g\n", p[0], p[1])
+	writeNGBoostImportance(w, n.m)
 	return nil
+}
+
+// writeNGBoostImportance prints the features with the largest gain importance
+// (ngboost.Model.SplitGains), as shares of each parameter's total gain, and their split
+// counts, ordered by the mean of the two shares.
+func writeNGBoostImportance(w io.Writer, m *ngboost.Model) {
+	gains, counts := m.SplitGains(), m.SplitCounts()
+	var share [2][]float64
+	for k := range 2 {
+		var total float64
+		for _, g := range gains[k] {
+			total += g
+		}
+		share[k] = make([]float64, len(gains[k]))
+		for j, g := range gains[k] {
+			if total > 0 {
+				share[k][j] = g / total
+			}
+		}
+	}
+	order := make([]int, m.NFeatures())
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(share[0][b]+share[1][b], share[0][a]+share[1][a])
+	})
+	names := m.FeatureNames()
+	fmt.Fprintf(w, "top features by gain (share of each parameter's total split gain; splits):\n")
+	fmt.Fprintf(w, "  %-30s %9s %10s %9s %11s\n", "feature", "gain loc", "gain scale", "split loc", "split scale")
+	for _, f := range order[:min(len(order), topFeatures)] {
+		if counts[0][f]+counts[1][f] > 0 {
+			fmt.Fprintf(w, "  %-30s %8.2f%% %9.2f%% %9d %11d\n", names[f], 100*share[0][f], 100*share[1][f], counts[0][f], counts[1][f])
+		}
+	}
 }
 
 func (n ngboostModel) validate(w io.Writer, x *mat.Dense, y []float64) error {

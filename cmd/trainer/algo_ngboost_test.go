@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -221,4 +222,49 @@ func slicesAllEqual(v []float64) bool {
 		}
 	}
 	return true
+}
+
+// TestFitNGBoostImportance checks the importance table of the fit summary on the
+// build times of writeBuildTimes, whose median and spread grow with targets and which
+// lines does not affect: targets comes first, lines holds less of the gain.
+func TestFitNGBoostImportance(t *testing.T) {
+	train := writeBuildTimes(t, "train.csv", 1000, 3)
+	model := filepath.Join(t.TempDir(), "model.json")
+	out, stderr, err := runCmd(t, "fit", "--algo", "ngboost", "--train", train, "--target", "duration_s",
+		"--categorical", "queue", "--model", model, "--param", "dist=lognormal",
+		"--param", "n_estimators=150", "--param", "learning_rate=0.05")
+	if err != nil {
+		t.Fatalf("fit: %v\n%s", err, stderr)
+	}
+	_, table, ok := strings.Cut(out, "top features by gain")
+	if !ok {
+		t.Fatalf("fit output has no importance table:\n%s", out)
+	}
+	rows := map[string][]string{}
+	var first string
+	for _, line := range strings.Split(table, "\n")[2:] {
+		f := strings.Fields(line)
+		if len(f) != 5 {
+			break
+		}
+		if first == "" {
+			first = f[0]
+		}
+		rows[f[0]] = f
+	}
+	if first != "targets" {
+		t.Errorf("first feature by gain is %q, want targets:\n%s", first, table)
+	}
+	share := func(name string, col int) float64 {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(rows[name][col], "%"), 64)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return v
+	}
+	for col := 1; col <= 2; col++ {
+		if rows["lines"] != nil && share("lines", col) >= share("targets", col) {
+			t.Errorf("lines holds %v%% of the gain, targets %v%%; want targets more:\n%s", share("lines", col), share("targets", col), table)
+		}
+	}
 }

@@ -43,6 +43,14 @@
 // reference Fisher information adds 1e-5); testdata/reference holds the vectors and
 // the script that made them.
 //
+// # Feature importance
+//
+// [Model.SplitCounts] and [Model.SplitGains] give, per parameter, LightGBM's "split"
+// and "gain" importances of that parameter's trees: the number of splits on each
+// feature, and the total decrease of the squared error of the natural-gradient fit
+// they bring. "trainer fit" prints the gain shares and split counts of the top
+// features.
+//
 // # Artifact format
 //
 // [Model.WriteJSON] writes one JSON object (format_version 1, [FormatVersion]):
