@@ -32,12 +32,14 @@ func init() {
 			{key: "max_bin", help: "histogram bins per feature (default 255)"},
 			{key: "tol", help: "stop when the mean step norm falls below it (default 1e-4)"},
 			{key: "random_state", help: "seed of the subsampling (default 0)"},
-			{key: "early_stopping_rounds", help: "stop this many iterations after the best validation score; 0 = never (default 0)"},
-			{key: "validation_fraction", help: "with early stopping: the last fraction of the training rows held out (default 0.1)"},
-			{key: "refit", help: "with early stopping: fit again on all rows with the best number of iterations (default false)"},
+			{key: "early_stopping_rounds", help: "stop this many iterations after the best validation score (of --valid, else of the last validation_fraction of the rows); 0 = never (default 0)"},
+			{key: "validation_fraction", help: "with early stopping and no --valid: the last fraction of the training rows held out (default 0.1)"},
+			{key: "refit", help: "with early stopping or --valid: fit again on all rows (with --valid's) with the best number of iterations (default false)"},
+			{key: "verbose_eval", help: "log the training (and validation) score every K iterations; 0 = never (default 100)"},
 			{key: "num_threads", help: "goroutines for the trees and the row loops; 0 = all cores; the model is the same for any value (default 0)"},
 		},
-		fit: fitNGBoost,
+		weights: true,
+		fit:     fitNGBoost,
 	})
 	registerLoader(loader{
 		name:   "ngboost",
@@ -47,12 +49,13 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return ngboostModel{m}, nil
+			return ngboostModel{m: m}, nil
 		},
 	})
 }
 
-// ngboostProgressEvery is how often, in iterations, fit logs the scores.
+// ngboostProgressEvery is how often, in iterations, fit logs the scores by default
+// (verbose_eval).
 const ngboostProgressEvery = 100
 
 func fitNGBoost(ctx context.Context, in *fitInput) (fitted, error) {
@@ -117,28 +120,50 @@ func fitNGBoost(ctx context.Context, in *fitInput) (fitted, error) {
 	}
 	cfg.RandomState = uint64(seed)
 	cfg.FeatureNames = in.features
+	every, err := in.params.int("verbose_eval", ngboostProgressEvery)
+	if err != nil {
+		return nil, err
+	}
+	if every < 0 {
+		return nil, fmt.Errorf("%w: --param verbose_eval=%d: want >= 0 (0 = never)", errUsage, every)
+	}
 	cfg.Progress = func(iter int, train, val float64) {
-		if (iter+1)%ngboostProgressEvery != 0 {
+		if every == 0 || (iter+1)%every != 0 {
 			return
 		}
 		if math.IsNaN(val) {
-			fmt.Fprintf(in.log, "ngboost: iteration %d: train score %.6g\n", iter+1, train)
+			fmt.Fprintf(in.log, "ngboost: iteration %d: train %s %.6g\n", iter+1, cfg.Score, train)
 		} else {
-			fmt.Fprintf(in.log, "ngboost: iteration %d: train score %.6g, validation score %.6g\n", iter+1, train, val)
+			fmt.Fprintf(in.log, "ngboost: iteration %d: train %s %.6g, validation %s %.6g\n", iter+1, cfg.Score, train, cfg.Score, val)
 		}
 	}
-	m, err := ngboost.Fit(ctx, in.x, in.y, nil, cfg)
+	var m *ngboost.Model
+	if in.validX != nil {
+		// The --valid table is the validation set: its score is tracked every
+		// iteration, stops boosting with early_stopping_rounds, and picks the number
+		// of iterations kept.
+		if _, given := in.params["validation_fraction"]; given {
+			return nil, fmt.Errorf("%w: --param validation_fraction holds out training rows for validation; with --valid the --valid table is the validation set", errUsage)
+		}
+		m, err = ngboost.FitValidate(ctx, in.x, in.y, in.weights, in.validX, in.validY, in.validWeights, cfg)
+	} else {
+		m, err = ngboost.Fit(ctx, in.x, in.y, in.weights, cfg)
+	}
 	if errors.Is(err, ngboost.ErrInvalidConfig) {
 		return nil, fmt.Errorf("%w: --param: %w", errUsage, err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return ngboostModel{m}, nil
+	return ngboostModel{m: m, validChose: in.validX != nil}, nil
 }
 
 // ngboostModel adapts *ngboost.Model to fitted and predictor.
-type ngboostModel struct{ m *ngboost.Model }
+type ngboostModel struct {
+	m *ngboost.Model
+	// validChose records that the --valid rows picked the number of iterations.
+	validChose bool
+}
 
 func (n ngboostModel) save(path string) error { return n.m.SaveFile(path) }
 
@@ -155,6 +180,9 @@ func (n ngboostModel) summary(w io.Writer) error {
 		fmt.Fprint(w, ", refitted on all rows")
 	}
 	fmt.Fprintln(w)
+	if n.validChose {
+		fmt.Fprintln(w, "the --valid rows chose the number of iterations (the validation score is weighted with --weight); their metrics below are unweighted and optimistic")
+	}
 	if ts := info.TrainScore; len(ts) > 0 {
 		fmt.Fprintf(w, "train %s: %.6g at the marginal, %.6g before the last step\n", c.Score, ts[0], ts[len(ts)-1])
 	}
@@ -249,7 +277,7 @@ func (n ngboostModel) atIteration(k int) (predictor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ngboostModel{m}, nil
+	return ngboostModel{m: m}, nil
 }
 
 func (n ngboostModel) predict(x *mat.Dense) ([][]float64, error) {

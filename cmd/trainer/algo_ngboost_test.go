@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,7 +50,7 @@ func TestFitPredictNGBoost(t *testing.T) {
 			out, stderr, err := runCmd(t, "fit", "--algo", "ngboost", "--train", train, "--target", "duration_s",
 				"--categorical", "queue", "--valid", valid, "--model", model,
 				"--param", "dist="+dist, "--param", "n_estimators=400", "--param", "learning_rate=0.05",
-				"--param", "validation_fraction=0.25", "--param", "early_stopping_rounds=20", "--param", "refit=true")
+				"--param", "early_stopping_rounds=20", "--param", "refit=true")
 			if err != nil {
 				t.Fatalf("fit: %v\n%s", err, stderr)
 			}
@@ -266,5 +267,144 @@ func TestFitNGBoostImportance(t *testing.T) {
 		if rows["lines"] != nil && share("lines", col) >= share("targets", col) {
 			t.Errorf("lines holds %v%% of the gain, targets %v%%; want targets more:\n%s", share("lines", col), share("targets", col), table)
 		}
+	}
+}
+
+// addWeights appends a column w of weights 0..3 (a quarter of them 0) to the CSV at
+// path and returns them.
+func addWeights(t *testing.T, path string, seed uint64) []float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 2))
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	var w []float64
+	for i := range lines {
+		if i == 0 {
+			lines[i] += ",w"
+			continue
+		}
+		v := float64(rng.IntN(4))
+		w = append(w, v)
+		lines[i] += fmt.Sprintf(",%g", v)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TestFitNGBoostValidWeight checks --valid as the early-stopping set and --weight:
+// the logged validation scores, the kept iterations and the tracked scores against the
+// weighted NLL of the truncated model on the --valid rows computed here, and the
+// initial parameters against the weighted maximum-likelihood fit computed here.
+func TestFitNGBoostValidWeight(t *testing.T) {
+	train := writeBuildTimes(t, "train.csv", 400, 4)
+	valid := writeBuildTimes(t, "valid.csv", 150, 5)
+	w, wv := addWeights(t, train, 1), addWeights(t, valid, 2)
+	model := filepath.Join(t.TempDir(), "model.json")
+	_, stderr, err := runCmd(t, "fit", "--algo", "ngboost", "--train", train, "--target", "duration_s",
+		"--categorical", "queue", "--valid", valid, "--weight", "w", "--model", model,
+		"--param", "dist=lognormal", "--param", "n_estimators=1000", "--param", "learning_rate=0.2",
+		"--param", "early_stopping_rounds=10", "--param", "verbose_eval=5")
+	if err != nil {
+		t.Fatalf("fit: %v\n%s", err, stderr)
+	}
+	m, err := ngboost.LoadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(m.FeatureNames(), "w") {
+		t.Errorf("the weight column is a feature: %v", m.FeatureNames())
+	}
+	info := m.Info()
+	vs := info.ValScore
+	best := info.BestIteration
+	if best < 0 || m.NIterations() != best+1 || len(vs) != best+11 {
+		t.Fatalf("best iteration %d, %d kept, %d run; want best+1 kept and a stop 10 iterations after it", best, m.NIterations(), len(vs))
+	}
+	for k, v := range vs {
+		if v < vs[best] {
+			t.Fatalf("validation score %v at iteration %d is below the best %v", v, k, vs[best])
+		}
+	}
+	// The logged validation scores, every 5 iterations.
+	for k := 4; k < len(vs); k += 5 {
+		want := fmt.Sprintf("iteration %d: train nll ", k+1)
+		i := strings.Index(stderr, want)
+		if i < 0 {
+			t.Fatalf("no log line %q in:\n%s", want, stderr)
+		}
+		line, _, _ := strings.Cut(stderr[i:], "\n")
+		if !strings.HasSuffix(line, fmt.Sprintf("validation nll %.6g", vs[k])) {
+			t.Errorf("log line %q does not end with the validation score %.6g", line, vs[k])
+		}
+	}
+	// The tracked scores: the weighted NLL of the --valid rows, computed here.
+	in := readFrame(t, valid)
+	yv := in.Columns[in.Index("duration_s")].Floats
+	xv := buildTimeMatrix(t, valid, m.FeatureNames())
+	// scoreTol allows for summing the same NLLs in another order.
+	const scoreTol = 1e-9
+	for _, k := range []int{0, best / 2, best} {
+		tr, err := m.Truncate(k + 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s, sw float64
+		for i, d := range tr.PredictDist(xv) {
+			s -= wv[i] * d.LogPDF(yv[i])
+			sw += wv[i]
+		}
+		if !scalar.EqualWithinAbsOrRel(vs[k], s/sw, scoreTol, scoreTol) {
+			t.Errorf("validation score at iteration %d = %v, weighted NLL of the first %d iterations = %v", k, vs[k], k+1, s/sw)
+		}
+	}
+	// The marginal fit: weighted mean and standard deviation of log y.
+	tin := readFrame(t, train)
+	y := tin.Columns[tin.Index("duration_s")].Floats
+	var sw, mean, ss float64
+	for i, yi := range y {
+		sw += w[i]
+		mean += w[i] * math.Log(yi)
+	}
+	mean /= sw
+	for i, yi := range y {
+		ss += w[i] * (math.Log(yi) - mean) * (math.Log(yi) - mean)
+	}
+	// initTol: the same sums in another order (West's running mean in the library).
+	const initTol = 1e-12
+	p := m.InitParams()
+	if !scalar.EqualWithinAbsOrRel(p[0], mean, initTol, initTol) || !scalar.EqualWithinAbsOrRel(p[1], math.Log(math.Sqrt(ss/sw)), initTol, initTol) {
+		t.Errorf("initial parameters %v, want the weighted fit (%v, %v)", p, mean, math.Log(math.Sqrt(ss/sw)))
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--algo", "ngboost", "--weight", "nope"}, "nope"},
+		{[]string{"--algo", "ngboost", "--weight", "w", "--valid", valid, "--param", "validation_fraction=0.2"}, "validation_fraction"},
+		{[]string{"--algo", "ngboost", "--weight", "w", "--param", "verbose_eval=-1"}, "verbose_eval"},
+		{[]string{"--algo", "logistic", "--weight", "w"}, "--weight"},
+	} {
+		args := append([]string{"fit", "--train", train, "--target", "duration_s", "--categorical", "queue", "--model", model}, tc.args...)
+		if _, _, err := runCmd(t, args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("fit %v = %v, want an error naming %q", tc.args, err, tc.want)
+		}
+	}
+	// A negative weight is an error naming the row.
+	b, _ := os.ReadFile(train)
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	lines := strings.Split(string(b), "\n")
+	lines[3] = lines[3][:strings.LastIndex(lines[3], ",")] + ",-1"
+	if err := os.WriteFile(bad, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCmd(t, "fit", "--algo", "ngboost", "--train", bad, "--target", "duration_s", "--categorical", "queue",
+		"--weight", "w", "--model", model); err == nil || !strings.Contains(err.Error(), "row 3") {
+		t.Errorf("fit with a negative weight in row 3 = %v, want an error naming row 3", err)
 	}
 }
