@@ -271,6 +271,20 @@ func (n ngboostModel) featureNames() []string { return n.m.FeatureNames() }
 // too (not the parameters of log y).
 func (n ngboostModel) outputs() []string { return []string{"mu", "sigma"} }
 
+// quantiles returns the ps[k]-quantiles of every row's predicted distribution, in the
+// target's units (predict --quantiles, --intervals).
+func (n ngboostModel) quantiles(x *mat.Dense, ps []float64) [][]float64 {
+	ds := n.m.PredictDist(x)
+	out := make([][]float64, len(ps))
+	for k, p := range ps {
+		out[k] = make([]float64, len(ds))
+		for i, d := range ds {
+			out[k][i] = d.Quantile(p)
+		}
+	}
+	return out
+}
+
 // atIteration returns the model of the first k iterations (predict --iteration).
 func (n ngboostModel) atIteration(k int) (predictor, error) {
 	m, err := n.m.Truncate(k)

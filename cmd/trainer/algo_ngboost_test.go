@@ -408,3 +408,77 @@ func TestFitNGBoostValidWeight(t *testing.T) {
 		t.Errorf("fit with a negative weight in row 3 = %v, want an error naming row 3", err)
 	}
 }
+
+// TestPredictNGBoostQuantiles checks predict --quantiles and --intervals against the
+// closed forms of the two families, written in terms of the predicted mean mu and
+// standard deviation sigma of the same output: Normal q_p = mu + sigma·z_p; LogNormal
+// q_p = exp(m + s·z_p) with s² = log(1 + sigma²/mu²) and m = log mu - s²/2; z_p the
+// standard Normal quantiles (constants to 16 digits).
+func TestPredictNGBoostQuantiles(t *testing.T) {
+	train := writeBuildTimes(t, "train.csv", 300, 1)
+	data := writeBuildTimes(t, "data.csv", 60, 2)
+	z := map[string]float64{
+		"q0.1": -1.2815515655446004, "q0.5": 0, "q0.9": 1.2815515655446004,
+		"lo0.8": -1.2815515655446004, "hi0.8": 1.2815515655446004,
+		"lo0.95": -1.959963984540054, "hi0.95": 1.959963984540054,
+	}
+	// quantTol covers the round trip through mu and sigma and the float64 levels
+	// ((1-0.8)/2 is not exactly 0.1).
+	const quantTol = 1e-9
+	for _, dist := range []string{"normal", "lognormal"} {
+		t.Run(dist, func(t *testing.T) {
+			model := filepath.Join(t.TempDir(), "model.json")
+			if _, stderr, err := runCmd(t, "fit", "--algo", "ngboost", "--train", train, "--target", "duration_s",
+				"--categorical", "queue", "--model", model, "--param", "dist="+dist,
+				"--param", "n_estimators=60", "--param", "learning_rate=0.05"); err != nil {
+				t.Fatalf("fit: %v\n%s", err, stderr)
+			}
+			pred := filepath.Join(t.TempDir(), "pred.csv")
+			if _, _, err := runCmd(t, "predict", "--model", model, "--data", data, "--out", pred,
+				"--quantiles", "0.1,0.5,0.9", "--intervals", "0.8", "--intervals", "0.95"); err != nil {
+				t.Fatal(err)
+			}
+			got := readFrame(t, pred)
+			var names []string
+			for _, c := range got.Columns {
+				names = append(names, c.Name)
+			}
+			if want := []string{"mu", "sigma", "q0.1", "q0.5", "q0.9", "lo0.8", "hi0.8", "lo0.95", "hi0.95"}; !slices.Equal(names, want) {
+				t.Fatalf("columns %v, want %v", names, want)
+			}
+			mu, sigma := got.Columns[0].Floats, got.Columns[1].Floats
+			for _, c := range got.Columns[2:] {
+				for i, q := range c.Floats {
+					want := mu[i] + sigma[i]*z[c.Name]
+					if dist == "lognormal" {
+						s2 := math.Log1p(sigma[i] * sigma[i] / (mu[i] * mu[i]))
+						want = math.Exp(math.Log(mu[i]) - s2/2 + math.Sqrt(s2)*z[c.Name])
+					}
+					if !scalar.EqualWithinAbsOrRel(q, want, quantTol, quantTol) {
+						t.Fatalf("row %d: %s = %v, closed form %v (mu %v, sigma %v)", i, c.Name, q, want, mu[i], sigma[i])
+					}
+				}
+			}
+		})
+	}
+	model := filepath.Join(t.TempDir(), "model.json")
+	if _, _, err := runCmd(t, "fit", "--algo", "ngboost", "--train", train, "--target", "duration_s",
+		"--categorical", "queue", "--model", model, "--param", "n_estimators=5"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", model, "--quantiles", "1.5"}, "1.5"},
+		{[]string{"--model", model, "--quantiles", "abc"}, "abc"},
+		{[]string{"--model", model, "--intervals", "0"}, "intervals"},
+		{[]string{"--model", model, "--quantiles", "0.5,0.50"}, "twice"},
+		{[]string{"--model", "testdata/gbm_multiclass.txt", "--quantiles", "0.5"}, "distribution"},
+	} {
+		args := append([]string{"predict", "--data", data, "--out", filepath.Join(t.TempDir(), "p.csv")}, tc.args...)
+		if _, _, err := runCmd(t, args...); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("predict %v = %v, want a usage error naming %q", tc.args, err, tc.want)
+		}
+	}
+}
