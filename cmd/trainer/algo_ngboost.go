@@ -19,10 +19,10 @@ import (
 func init() {
 	registerFitter(fitter{
 		name:    "ngboost",
-		summary: "NGBoost probabilistic regression (predicts mu and sigma of the target); Normal or LogNormal",
+		summary: "NGBoost probabilistic regression (predicts mu and sigma of the target); Normal, LogNormal, Exponential or Gamma",
 		params: []param{
-			{key: "dist", help: "normal or lognormal (default normal)"},
-			{key: "score", help: "scoring rule: nll or crps (of log y for lognormal, as the reference) (default nll)"},
+			{key: "dist", help: "normal, lognormal, exponential or gamma (the last two for durations; nll only) (default normal)"},
+			{key: "score", help: "scoring rule: nll or crps (of log y for lognormal, as the reference; normal and lognormal only) (default nll)"},
 			{key: "n_estimators", help: "boosting iterations (default 500)"},
 			{key: "learning_rate", help: "step multiplier (default 0.01)"},
 			{key: "minibatch_frac", help: "fraction of rows per iteration, in (0, 1] (default 1)"},
@@ -181,15 +181,31 @@ func (n ngboostModel) summary(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	if n.validChose {
-		fmt.Fprintln(w, "the --valid rows chose the number of iterations (the validation score is weighted with --weight); their metrics below are unweighted and optimistic")
+		fmt.Fprintln(w, "the --valid rows chose the number of iterations: their metrics below are optimistic (and unweighted)")
 	}
 	if ts := info.TrainScore; len(ts) > 0 {
 		fmt.Fprintf(w, "train %s: %.6g at the marginal, %.6g before the last step\n", c.Score, ts[0], ts[len(ts)-1])
 	}
 	p := n.m.InitParams()
-	fmt.Fprintf(w, "initial parameters: loc %.6g, log scale %.6g\n", p[0], p[1])
+	switch lb := ngboostParamLabels(n.m.Family()); n.m.Family() {
+	case ngboost.Exponential:
+		fmt.Fprintf(w, "initial parameters: %s %.6g\n", lb[0], p[0])
+	default:
+		fmt.Fprintf(w, "initial parameters: %s %.6g, %s %.6g\n", lb[0], p[0], lb[1], p[1])
+	}
 	writeNGBoostImportance(w, n.m)
 	return nil
+}
+
+// ngboostParamLabels names the boosted parameters of family f for messages.
+func ngboostParamLabels(f ngboost.Family) [2]string {
+	switch f {
+	case ngboost.Exponential:
+		return [2]string{"log scale", "(none)"}
+	case ngboost.Gamma:
+		return [2]string{"log alpha", "log beta"}
+	}
+	return [2]string{"loc", "log scale"}
 }
 
 // writeNGBoostImportance prints the features with the largest gain importance
@@ -218,8 +234,9 @@ func writeNGBoostImportance(w io.Writer, m *ngboost.Model) {
 		return cmp.Compare(share[0][b]+share[1][b], share[0][a]+share[1][a])
 	})
 	names := m.FeatureNames()
-	fmt.Fprintf(w, "top features by gain (share of each parameter's total split gain; splits):\n")
-	fmt.Fprintf(w, "  %-30s %9s %10s %9s %11s\n", "feature", "gain loc", "gain scale", "split loc", "split scale")
+	lb := ngboostParamLabels(m.Family())
+	fmt.Fprintf(w, "top features by gain (share of each parameter's total split gain; splits), parameters %s and %s:\n", lb[0], lb[1])
+	fmt.Fprintf(w, "  %-30s %9s %10s %9s %11s\n", "feature", "gain 1st", "gain 2nd", "split 1st", "split 2nd")
 	for _, f := range order[:min(len(order), topFeatures)] {
 		if counts[0][f]+counts[1][f] > 0 {
 			fmt.Fprintf(w, "  %-30s %8.2f%% %9.2f%% %9d %11d\n", names[f], 100*share[0][f], 100*share[1][f], counts[0][f], counts[1][f])
@@ -235,6 +252,9 @@ func (n ngboostModel) validate(w io.Writer, x *mat.Dense, y []float64) error {
 // rows x, y to w.
 func writeDistributionMetrics(w io.Writer, m *ngboost.Model, x *mat.Dense, y []float64) error {
 	ds := m.PredictDist(x)
+	if f := m.Family(); f == ngboost.Exponential || f == ngboost.Gamma {
+		return writeDurationMetrics(w, ds, y)
+	}
 	pred := eval.Predictive{Family: eval.FamilyNormal, Mu: make([]float64, len(ds)), Sigma: make([]float64, len(ds))}
 	if m.Family() == ngboost.LogNormal {
 		pred.Family = eval.FamilyLogNormal
@@ -262,6 +282,40 @@ func writeDistributionMetrics(w io.Writer, m *ngboost.Model, x *mat.Dense, y []f
 		fmt.Fprintf(w, " %.3f", h)
 	}
 	fmt.Fprintf(w, " (%d bins; uniform = %.3f each)\n", eval.PITBins, 1/float64(eval.PITBins))
+	return nil
+}
+
+// writeDurationMetrics prints the metrics of writeDistributionMetrics that eval does
+// not compute for the Exponential and the Gamma (eval knows the Normal and the
+// LogNormal): the NLL, the CRPS, the errors of the predictive mean and the coverage
+// of the central intervals, from the distributions' own methods.
+func writeDurationMetrics(w io.Writer, ds []ngboost.Dist, y []float64) error {
+	var nll, crps, se, ae float64
+	cover := make([]int, len(eval.CoverageLevels))
+	for i, d := range ds {
+		if !(y[i] >= 0) {
+			return fmt.Errorf("validation metrics: target of row %d is %v, outside the %v support", i+1, y[i], d.Family)
+		}
+		nll -= d.LogPDF(y[i])
+		crps += d.CRPS(y[i])
+		e := d.Mean() - y[i]
+		se += e * e
+		ae += math.Abs(e)
+		for k, level := range eval.CoverageLevels {
+			if lo, hi := d.Interval(level); y[i] >= lo && y[i] <= hi {
+				cover[k]++
+			}
+		}
+	}
+	n := float64(len(ds))
+	fmt.Fprintf(w, "  rows %d\n", len(ds))
+	fmt.Fprintf(w, "  nll        %.6g (nats per row)\n", nll/n)
+	fmt.Fprintf(w, "  crps       %.6g\n", crps/n)
+	fmt.Fprintf(w, "  rmse       %.6g (of the predictive mean)\n", math.Sqrt(se/n))
+	fmt.Fprintf(w, "  mae        %.6g\n", ae/n)
+	for k, level := range eval.CoverageLevels {
+		fmt.Fprintf(w, "  coverage   %.0f%% interval holds %.4f of the rows\n", 100*level, float64(cover[k])/n)
+	}
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"gonum.org/v1/gonum/floats/scalar"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/mathext"
 
 	"github.com/sqpredict/sqpredict/models/ngboost"
 )
@@ -97,7 +98,8 @@ func TestFitNGBoostUsageErrors(t *testing.T) {
 	train := writeBuildTimes(t, "train.csv", 50, 1)
 	model := filepath.Join(t.TempDir(), "model.json")
 	for _, tc := range []struct{ param, want string }{
-		{"dist=gamma", "dist"},
+		{"dist=weibull", "dist"},
+		{"score=crps dist=gamma", "score"},
 		{"score=mse", "score"},
 		{"learning_rate=-1", "learning_rate"},
 		{"minibatch_frac=1.5", "minibatch_frac"},
@@ -107,8 +109,12 @@ func TestFitNGBoostUsageErrors(t *testing.T) {
 		{"num_threads=-1", "num_threads"},
 		{"subsample=0.5", "subsample"},
 	} {
-		_, _, err := runCmd(t, "fit", "--algo", "ngboost", "--train", train, "--target", "duration_s",
-			"--categorical", "queue", "--model", model, "--param", tc.param)
+		args := []string{"fit", "--algo", "ngboost", "--train", train, "--target", "duration_s",
+			"--categorical", "queue", "--model", model}
+		for _, p := range strings.Fields(tc.param) {
+			args = append(args, "--param", p)
+		}
+		_, _, err := runCmd(t, args...)
 		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("fit --param %s = %v, want a usage error naming %q", tc.param, err, tc.want)
 		}
@@ -425,7 +431,7 @@ func TestPredictNGBoostQuantiles(t *testing.T) {
 	// quantTol covers the round trip through mu and sigma and the float64 levels
 	// ((1-0.8)/2 is not exactly 0.1).
 	const quantTol = 1e-9
-	for _, dist := range []string{"normal", "lognormal"} {
+	for _, dist := range []string{"normal", "lognormal", "exponential", "gamma"} {
 		t.Run(dist, func(t *testing.T) {
 			model := filepath.Join(t.TempDir(), "model.json")
 			if _, stderr, err := runCmd(t, "fit", "--algo", "ngboost", "--train", train, "--target", "duration_s",
@@ -450,9 +456,24 @@ func TestPredictNGBoostQuantiles(t *testing.T) {
 			for _, c := range got.Columns[2:] {
 				for i, q := range c.Floats {
 					want := mu[i] + sigma[i]*z[c.Name]
-					if dist == "lognormal" {
+					switch dist {
+					case "lognormal":
 						s2 := math.Log1p(sigma[i] * sigma[i] / (mu[i] * mu[i]))
 						want = math.Exp(math.Log(mu[i]) - s2/2 + math.Sqrt(s2)*z[c.Name])
+					case "exponential":
+						// F(q) = 1 - exp(-q/mu), and sigma = mu.
+						want = -mu[i] * math.Log1p(-stdNormalCDF(z[c.Name]))
+						if !scalar.EqualWithinAbsOrRel(sigma[i], mu[i], quantTol, quantTol) {
+							t.Fatalf("row %d: exponential sigma %v != mu %v", i, sigma[i], mu[i])
+						}
+					case "gamma":
+						// No closed-form quantile: check that the CDF of shape
+						// (mu/sigma)² and scale sigma²/mu at q is the level.
+						a, sc := mu[i]*mu[i]/(sigma[i]*sigma[i]), sigma[i]*sigma[i]/mu[i]
+						if got, p := mathext.GammaIncReg(a, q/sc), stdNormalCDF(z[c.Name]); !scalar.EqualWithinAbsOrRel(got, p, quantTol, quantTol) {
+							t.Fatalf("row %d: the gamma CDF at %s = %v is %v, want %v", i, c.Name, q, got, p)
+						}
+						continue
 					}
 					if !scalar.EqualWithinAbsOrRel(q, want, quantTol, quantTol) {
 						t.Fatalf("row %d: %s = %v, closed form %v (mu %v, sigma %v)", i, c.Name, q, want, mu[i], sigma[i])
@@ -480,5 +501,43 @@ func TestPredictNGBoostQuantiles(t *testing.T) {
 		if _, _, err := runCmd(t, args...); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("predict %v = %v, want a usage error naming %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// stdNormalCDF is Φ(z), to turn the test's z values back into levels.
+func stdNormalCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+
+// TestFitNGBoostDurations fits the Exponential and the Gamma through the CLI and checks
+// the validation metrics they print against the model's own scores of the --valid
+// rows.
+func TestFitNGBoostDurations(t *testing.T) {
+	train := writeBuildTimes(t, "train.csv", 400, 6)
+	valid := writeBuildTimes(t, "valid.csv", 100, 7)
+	for _, dist := range []string{"exponential", "gamma"} {
+		t.Run(dist, func(t *testing.T) {
+			model := filepath.Join(t.TempDir(), "model.json")
+			out, stderr, err := runCmd(t, "fit", "--algo", "ngboost", "--train", train, "--target", "duration_s",
+				"--categorical", "queue", "--valid", valid, "--model", model, "--param", "dist="+dist,
+				"--param", "n_estimators=80", "--param", "learning_rate=0.1")
+			if err != nil {
+				t.Fatalf("fit: %v\n%s", err, stderr)
+			}
+			m, err := ngboost.LoadFile(model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := readFrame(t, valid)
+			yv := in.Columns[in.Index("duration_s")].Floats
+			scores := m.StagedScore(ngboost.LogScore, buildTimeMatrix(t, valid, m.FeatureNames()), yv, nil)
+			want := fmt.Sprintf("  nll        %.6g (nats per row)", scores[len(scores)-1])
+			for _, s := range []string{"dist " + dist, want, "crps", "rmse", "coverage   80% interval"} {
+				if !strings.Contains(out, s) {
+					t.Errorf("fit output lacks %q:\n%s", s, out)
+				}
+			}
+			if scores[len(scores)-1] >= scores[0] {
+				t.Errorf("validation NLL %v after boosting, %v at the marginal: want a decrease", scores[len(scores)-1], scores[0])
+			}
+		})
 	}
 }

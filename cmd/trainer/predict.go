@@ -27,8 +27,8 @@ submitted_at of a "trainer features" table), then the model's outputs:
   LightGBM multiclass         p0..pK-1 (class probabilities)
   LightGBM regression         prediction (in the target's units, after the link)
   ngboost                     mu, sigma: the mean and standard deviation of the target itself,
-                              in the target's units (seconds for a buildtime table), for the
-                              Normal and the LogNormal family alike (not the parameters of log y)
+                              in the target's units (seconds for a buildtime table), for every
+                              family alike (not the parameters of log y of a LogNormal)
 
 --iteration K predicts with the first K boosting iterations of an ngboost model (0 = the
 marginal fit), as the reference's pred_dist(max_iter=K): the staged prediction for

@@ -21,9 +21,11 @@ const (
 // Config holds the hyper-parameters of Fit. Field comments give the reference
 // implementation's parameter name; a zero field means the reference default.
 type Config struct {
-	// Dist is the distribution family (dist: normal, lognormal). Zero is Normal.
+	// Dist is the distribution family (dist: normal, lognormal, exponential, gamma).
+	// Zero is Normal.
 	Dist Family
-	// Score is the scoring rule (score: nll, crps). Zero is LogScore.
+	// Score is the scoring rule (score: nll, crps). Zero is LogScore. The Exponential
+	// and the Gamma take LogScore only.
 	Score ScoreRule
 	// NEstimators is the number of boosting iterations (n_estimators), 0 means 500.
 	NEstimators int
@@ -105,9 +107,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	switch {
 	case !c.Dist.valid():
-		return bad("dist", c.Dist, "normal or lognormal")
+		return bad("dist", c.Dist, "normal, lognormal, exponential or gamma")
 	case !c.Score.valid():
 		return bad("score", c.Score, "nll or crps")
+	case c.Dist.durationFamily() && c.Score != LogScore:
+		return bad("score", c.Score, "nll for dist "+c.Dist.String())
 	case c.NEstimators < 0:
 		return bad("n_estimators", c.NEstimators, "> 0")
 	case !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0):

@@ -14,6 +14,13 @@
 //   - [LogNormal]: log Y ~ N(loc, scale²); [Dist.Mean] and [Dist.StdDev] give the mean
 //     and standard deviation of Y itself (seconds, for build times).
 //
+// Two more families for durations follow the reference's, with the log score only:
+//
+//   - [Exponential]: one boosted parameter θ₀ = log scale (the mean); the second
+//     value of every parameter pair is 0 and has no trees.
+//   - [Gamma]: θ = (log α, log β), shape α and rate β; its Fisher information
+//     [[α²ψ'(α), -α], [-α, α]] is not diagonal, and the natural gradient solves it.
+//
 // # Algorithm
 //
 // [Fit] follows the reference: θ starts at the maximum-likelihood fit to the marginal
@@ -57,19 +64,22 @@
 //
 //	format_version  1 (readers reject other values with ErrUnsupportedVersion)
 //	kind            "ngboost" ([Kind])
-//	dist            "normal" or "lognormal"
+//	dist            "normal", "lognormal", "exponential" or "gamma"
 //	score           "nll" or "crps", the rule it was fitted with
 //	feature_names   the input columns, in matrix column order
-//	init_params     [loc, log scale] every row starts from
+//	init_params     [loc, log scale] every row starts from ([log scale, 0] for an
+//	                exponential, [log alpha, log beta] for a gamma)
 //	n_iterations    number of boosting iterations kept
 //	scalings        the line-search scale of each kept iteration
 //	config          the hyper-parameters, under the reference's names
 //	training        best_iteration (0-based, -1 without validation), refit, and per
 //	                iteration run train_score (before the step) and val_score (after
 //	                it; absent without validation; null where it was not finite)
-//	params          two objects {"name": "loc" | "log_scale", "lightgbm": text}: one
-//	                LightGBM text model (objective regression) per parameter, whose
-//	                trees are already multiplied by -learning_rate·scaling, so that
+//	params          one object {"name": ..., "lightgbm": text} per boosted parameter
+//	                (loc and log_scale; log_scale for an exponential; log_alpha and
+//	                log_beta for a gamma): a LightGBM text model (objective
+//	                regression) whose trees are already multiplied by
+//	                -learning_rate·scaling, so that
 //	                θₖ(x) = init_params[k] + (raw prediction of params[k])(x)
 //
 // # Conventions

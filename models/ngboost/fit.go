@@ -144,10 +144,11 @@ func rowSlice(x mat.Matrix, lo, hi int) mat.Matrix {
 // rowData is a set of rows prepared for boosting: features row-major, working targets
 // (y, or log y for a LogNormal), weights and current parameters.
 type rowData struct {
-	n, p int
-	x    []float64
-	t    []float64
-	w    []float64
+	n, p   int
+	family Family
+	x      []float64
+	t      []float64
+	w      []float64
 	// jac is the term the LogNormal log score adds to the Normal one (log y); nil
 	// otherwise.
 	jac   []float64
@@ -167,7 +168,7 @@ func newRowData(name string, x mat.Matrix, y, w []float64, cfg Config) (*rowData
 	if n == 0 {
 		return nil, fmt.Errorf("ngboost: %s: no rows: %w", name, ErrInvalidData)
 	}
-	d := &rowData{n: n, p: p, x: make([]float64, n*p), t: make([]float64, n), w: make([]float64, n)}
+	d := &rowData{n: n, p: p, family: cfg.Dist, x: make([]float64, n*p), t: make([]float64, n), w: make([]float64, n)}
 	for i := range n {
 		row := d.x[i*p : (i+1)*p]
 		if rd, ok := x.(mat.RawRowViewer); ok {
@@ -222,7 +223,10 @@ func (d *rowData) predictTrees(trees [2]*gbm.Tree, threads int) {
 		t0, t1, o0, o1 := trees[0], trees[1], d.out[0], d.out[1]
 		for i := lo; i < hi; i++ {
 			row := d.x[i*d.p : (i+1)*d.p]
-			o0[i], o1[i] = t0.Predict(row), t1.Predict(row)
+			o0[i] = t0.Predict(row)
+			if t1 != nil {
+				o1[i] = t1.Predict(row)
+			}
 		}
 	}
 	if d.n < parallelRows || threads < 2 {
@@ -241,6 +245,26 @@ func (d *rowData) predictTrees(trees [2]*gbm.Tree, threads int) {
 // the trees for the rows outside the batch (a minibatch), whose parameters move too.
 func (b *booster) treeOutputs(trees [2]*gbm.Tree) {
 	d := b.train
+	if trees[1] == nil {
+		// One parameter (the Exponential): out[1] stays 0.
+		t, out := trees[0], d.out[0]
+		if b.batch == nil {
+			for i, l := range b.leafOf[0] {
+				out[i] = t.LeafValue(int(l))
+			}
+			return
+		}
+		next := 0
+		for i := range d.n {
+			if next < len(b.batch) && b.batch[next] == i {
+				out[i] = t.LeafValue(int(b.leafOf[0][i]))
+				next++
+				continue
+			}
+			out[i] = t.Predict(d.x[i*d.p : (i+1)*d.p])
+		}
+		return
+	}
 	if b.batch == nil {
 		for k := range 2 {
 			t, out := trees[k], d.out[k]
@@ -277,6 +301,22 @@ func (d *rowData) meanScore(r ScoreRule, rows []int, step, sumW float64) float64
 	loc, ls, o0, o1 := d.param[0], d.param[1], d.out[0], d.out[1]
 	// The two loops differ only in the row index; keeping them separate keeps the hot
 	// all-rows case free of an indirection.
+	if d.family.durationFamily() {
+		score := func(i int) float64 {
+			sc, _, _ := durationScore(d.family, loc[i]-step*o0[i], ls[i]-step*o1[i], d.t[i])
+			return d.w[i] * sc
+		}
+		if rows == nil {
+			for i := range d.n {
+				s += score(i)
+			}
+		} else {
+			for _, i := range rows {
+				s += score(i)
+			}
+		}
+		return s / sumW
+	}
 	if rows == nil {
 		for i := range d.n {
 			s += d.w[i] * r.score(loc[i]-step*o0[i], ls[i]-step*o1[i], d.t[i])
@@ -412,7 +452,7 @@ func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
 			return nil, fmt.Errorf("ngboost: iteration %d: training score is %v: %w", iter, trainScore, ErrInvalidData)
 		}
 		var trees [2]*gbm.Tree
-		for k, g := range [2][]float64{b.grad0, b.grad1} {
+		for k, g := range [][]float64{b.grad0, b.grad1}[:cfg.Dist.nParams()] {
 			t, err := gbm.GrowTreeLeaves(b.ds, g, b.hess, b.batch, b.cols, b.tree, b.leafOf[k])
 			if err != nil {
 				return nil, fmt.Errorf("ngboost: iteration %d, parameter %d: %w", iter, k, err)
@@ -427,7 +467,9 @@ func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
 			for i := range p {
 				p[i] -= step * o[i]
 			}
-			scaled[k] = append(scaled[k], trees[k].Scaled(-step))
+			if trees[k] != nil {
+				scaled[k] = append(scaled[k], trees[k].Scaled(-step))
+			}
 		}
 		m.info.Scalings = append(m.info.Scalings, scale)
 		m.info.TrainScore = append(m.info.TrainScore, trainScore)
@@ -466,7 +508,7 @@ func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
 		}
 		keep = m.info.BestIteration + 1
 	}
-	for k := range 2 {
+	for k := range cfg.Dist.nParams() {
 		m.trees[k] = scaled[k][:keep:keep]
 	}
 	m.info.Scalings = m.info.Scalings[:keep:keep]
@@ -527,6 +569,21 @@ func (b *booster) gradients(sumW float64) float64 {
 	}
 	natural := !b.cfg.OrdinaryGradient
 	loc, lsc, t, w := tr.param[0], tr.param[1], tr.t, tr.w
+	if f := b.cfg.Dist; f.durationFamily() {
+		sum := b.splitRows(rows, func(part []int, _ int) float64 {
+			var sum float64
+			for _, i := range part {
+				s, g0, g1 := durationScore(f, loc[i], lsc[i], t[i])
+				if natural {
+					g0, g1 = durationNatural(f, loc[i], g0, g1)
+				}
+				sum += w[i] * s
+				b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
+			}
+			return sum
+		})
+		return sum / sumW
+	}
 	if b.cfg.Score == CRPScore {
 		sum := b.splitRows(rows, func(part []int, _ int) float64 {
 			var sum float64
@@ -630,7 +687,7 @@ func (d *rowData) jacMean(rows []int, sumW float64) float64 {
 // cache keyed by that value.
 func (b *booster) batchScore(step, sumW, jac float64) float64 {
 	tr := b.train
-	if b.cfg.Score == CRPScore {
+	if b.cfg.Score == CRPScore || b.cfg.Dist.durationFamily() {
 		return tr.meanScore(CRPScore, b.batch, step, sumW)
 	}
 	rows := b.batch

@@ -3,7 +3,11 @@ package ngboost
 // SplitCounts returns, per boosted parameter (loc, log scale), the number of splits on
 // every feature over the trees of all iterations: LightGBM's "split" importance of each
 // parameter's trees.
+// The Exponential's unused second parameter has no splits (all zeros).
 func (m *Model) SplitCounts() [2][]int {
+	if m.family.nParams() == 1 {
+		return [2][]int{m.ens[0].SplitCounts(), make([]int, m.nFeatures)}
+	}
 	return [2][]int{m.ens[0].SplitCounts(), m.ens[1].SplitCounts()}
 }
 
@@ -19,5 +23,8 @@ func (m *Model) SplitCounts() [2][]int {
 // six significant digits of each gain (the LightGBM text), so a loaded model's gains
 // match the fitted model's to about 1e-6 relative.
 func (m *Model) SplitGains() [2][]float64 {
+	if m.family.nParams() == 1 {
+		return [2][]float64{m.ens[0].SplitGains(), make([]float64, m.nFeatures)}
+	}
 	return [2][]float64{m.ens[0].SplitGains(), m.ens[1].SplitGains()}
 }

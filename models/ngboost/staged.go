@@ -69,11 +69,15 @@ func (m *Model) StagedParams(x mat.Matrix) iter.Seq2[int, []float64] {
 			if !yield(k, params) || k == m.NIterations() {
 				return
 			}
-			t0, t1 := m.trees[0][k], m.trees[1][k]
+			t0 := m.trees[0][k]
 			for i := range r {
-				row := rows[i*c : (i+1)*c]
-				raw[2*i] += t0.Predict(row)
-				raw[2*i+1] += t1.Predict(row)
+				raw[2*i] += t0.Predict(rows[i*c : (i+1)*c])
+			}
+			if m.family.nParams() == 2 {
+				t1 := m.trees[1][k]
+				for i := range r {
+					raw[2*i+1] += t1.Predict(rows[i*c : (i+1)*c])
+				}
 			}
 		}
 	}

@@ -11,8 +11,8 @@ The data: 200 training and 100 test rows, three integer features in 0..30 (fewer
 distinct values than max_bin, so that models/gbm's histogram trees search the same
 splits as scikit-learn's exact trees), every test value also a training value of its
 column (so that the two tree learners' different thresholds between training values
-do not matter), and a heteroscedastic target: Normal, and LogNormal of the same
-shape. Writes, per family, staged_<family>.csv with the columns x0,x1,x2,y,split
+do not matter), and a heteroscedastic target: Normal, and exp(y/4) of it for the
+LogNormal, the Exponential and the Gamma. Writes, per family, staged_<family>.csv with the columns x0,x1,x2,y,split
 (train/test) and staged_<family>_scores.csv with, per iteration k = 0..n_estimators,
 the training score before iteration k+1 (the reference's evals_result; empty at k =
 n_estimators), and the mean NLL of staged_pred_dist after k iterations (k = 0 is the
@@ -33,7 +33,7 @@ import ngb_compat
 
 ngb_compat.install()
 from ngboost import NGBRegressor  # noqa: E402
-from ngboost.distns import LogNormal, Normal  # noqa: E402
+from ngboost.distns import Exponential, Gamma, LogNormal, Normal  # noqa: E402
 from ngboost.scores import LogScore  # noqa: E402
 
 N_ESTIMATORS = 100
@@ -61,7 +61,13 @@ def make_data(rng):
 def main(out):
     rng = np.random.default_rng(20260601)
     x, y, xt, yt = make_data(rng)
-    for name, dist, f in (("normal", Normal, lambda v: v), ("lognormal", LogNormal, lambda v: np.exp(v / 4))):
+    families = (
+        ("normal", Normal, lambda v: v),
+        ("lognormal", LogNormal, lambda v: np.exp(v / 4)),
+        ("exponential", Exponential, lambda v: np.exp(v / 4)),
+        ("gamma", Gamma, lambda v: np.exp(v / 4)),
+    )
+    for name, dist, f in families:
         fy, fyt = f(y), f(yt)
         ngb = NGBRegressor(Dist=dist, Score=LogScore, n_estimators=N_ESTIMATORS,
                            learning_rate=LEARNING_RATE, minibatch_frac=1.0, col_sample=1.0,
