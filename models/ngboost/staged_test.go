@@ -104,9 +104,8 @@ var referenceTol = map[Family]float64{Normal: 1e-9, LogNormal: 1e-5, Exponential
 
 // referenceTestTol bounds the relative difference of the staged NLL on the test rows,
 // where the algorithms do not coincide: scikit-learn splits halfway between the values
-// present in a node and models/gbm halfway between adjacent values of the column, and
-// the reference's trees break ties between equal splits at random (random_state=None),
-// so a test row in such a gap may go the other way. Seen: 0.8% (Normal), 1.4%
+// present in a node and models/gbm halfway between adjacent values of the column, so a
+// test row whose value lies in such a gap goes the other way. Seen: 0.8% (Normal), 1.4%
 // (LogNormal), 0.02% (Exponential), 0.9% (Gamma); 2% flags any larger departure.
 const referenceTestTol = 0.02
 
