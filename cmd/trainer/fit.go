@@ -60,7 +60,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	algo := fs.String("algo", "", "model kind: "+strings.Join(fitterNames(), ", ")+" (required)")
 	train := fs.String("train", "", "training table (.csv or .parquet; - reads CSV from standard input) (required)")
 	target := fs.String("target", "", "target column (required)")
-	valid := fs.String("valid", "", "optional validation table, scored with the model's metrics")
+	valid := fs.String("valid", "", "optional validation table, scored with the model's metrics (ngboost: also its early-stopping set, which picks the number of iterations)")
 	model := fs.String("model", "", "model file to write (required)")
 	weight := fs.String("weight", "", "column of row weights (finite, >= 0), left out of the features; in the --valid table too, if it has it (ngboost)")
 	features := &listFlag{split: true}
@@ -84,7 +84,7 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	}
 	if *weight != "" {
 		if !f.weights {
-			return fmt.Errorf("%w: --weight: --algo %s does not take row weights from --weight", errUsage, f.name)
+			return fmt.Errorf("%w: --weight: --algo %s does not take row weights from --weight (see its --param keys)", errUsage, f.name)
 		}
 		if slices.Contains(features.values, *weight) || *weight == *target {
 			return fmt.Errorf("%w: --weight %q is also the target or in --features", errUsage, *weight)
