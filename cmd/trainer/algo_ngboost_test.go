@@ -441,7 +441,7 @@ func TestPredictNGBoostQuantiles(t *testing.T) {
 			}
 			pred := filepath.Join(t.TempDir(), "pred.csv")
 			if _, _, err := runCmd(t, "predict", "--model", model, "--data", data, "--out", pred,
-				"--quantiles", "0.1,0.5,0.9", "--intervals", "0.8", "--intervals", "0.95"); err != nil {
+				"--quantiles", "0.1,0.5,0.9", "--intervals", "0.8", "--intervals", "0.95", "--iteration", "30"); err != nil {
 				t.Fatal(err)
 			}
 			got := readFrame(t, pred)

@@ -296,6 +296,31 @@ func TestDurationFit(t *testing.T) {
 			if f == Exponential && (m.SplitCounts()[1][0] != 0 || p1[1] != 0) {
 				t.Errorf("Exponential: splits %v and parameter %v of the unused parameter, want 0", m.SplitCounts()[1], p1[1])
 			}
+			// Staged prediction: the model of the first 50 iterations predicts stage 50.
+			tr, err := m.Truncate(50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tr.PredictParams(nil, xt)
+			for k, p := range m.StagedParams(xt) {
+				if k != 50 {
+					continue
+				}
+				for i := range p {
+					if !scalar.EqualWithinAbsOrRel(p[i], want[i], stagedTol, stagedTol) {
+						t.Fatalf("stage 50 param %d = %v, Truncate(50) predicts %v", i, p[i], want[i])
+					}
+				}
+			}
+			// Minibatches and column sampling take the one-parameter path of the
+			// Exponential's tree outputs too.
+			mb, err := Fit(context.Background(), x, y, nil, Config{Dist: f, NEstimators: 200, LearningRate: 0.05, MinibatchFrac: 0.5, ColSample: 0.67, RandomState: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := mb.StagedScore(LogScore, xt, yt, nil); s[0]-s[len(s)-1] < minGain {
+				t.Errorf("minibatch fit: test NLL %v at the marginal, %v at the end: want a gain >= %v", s[0], s[len(s)-1], minGain)
+			}
 			if _, err := Fit(context.Background(), x, y, nil, Config{Dist: f, Score: CRPScore}); err == nil {
 				t.Errorf("Fit(%v, crps) succeeded, want an error", f)
 			}

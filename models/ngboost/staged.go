@@ -24,7 +24,7 @@ func (m *Model) Truncate(k int) (*Model, error) {
 		nFeatures:    m.nFeatures,
 		info:         m.Info(),
 	}
-	for p := range 2 {
+	for p := range m.family.nParams() {
 		t.trees[p] = m.trees[p][:k:k]
 	}
 	t.info.Scalings = t.info.Scalings[:k:k]
