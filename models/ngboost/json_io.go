@@ -210,6 +210,8 @@ func ReadJSON(r io.Reader) (*Model, error) {
 		return bad("n_iterations %d with %d scalings", a.NIterations, len(a.Scalings))
 	case !finite(a.InitParams[0]) || !finite(a.InitParams[1]):
 		return bad("init_params %v", a.InitParams)
+	case family.nParams() == 1 && a.InitParams[1] != 0:
+		return bad("init_params %v: the second is unused by dist %s and must be 0", a.InitParams, family)
 	}
 	m := &Model{
 		family:       family,
