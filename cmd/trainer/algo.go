@@ -66,6 +66,9 @@ type fitter struct {
 	name    string  // the --algo value
 	summary string  // one line for "trainer fit -h"
 	params  []param // the --param keys it accepts; any other key is a usage error
+	// weights reports that fit uses fitInput.weights: "trainer fit --weight COL" is
+	// refused for the other kinds.
+	weights bool
 	// fit trains a model. It should return errors wrapped with errUsage for bad
 	// parameter values (params' accessors do that).
 	fit func(ctx context.Context, in *fitInput) (fitted, error)
@@ -89,6 +92,10 @@ type fitInput struct {
 	// validX and validY are the --valid table encoded like x, or nil without --valid.
 	validX *mat.Dense
 	validY []float64
+	// weights and validWeights are the --weight column of the training and the
+	// validation table (finite, >= 0), or nil without --weight; only a fitter with
+	// weights set gets them.
+	weights, validWeights []float64
 	// params holds the --param values; every key is one of the fitter's params.
 	params params
 	// log receives progress messages (stderr).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,7 +20,7 @@ func init() {
 	register(command{name: "fit", summary: "fit one model (--algo) on a CSV or Parquet table", run: runFit})
 }
 
-const fitUsage = "--algo NAME --train FILE --target COL [--valid FILE] [--features a,b,c | --drop a,b] [--categorical col ...] [--param key=value ...] --model OUT"
+const fitUsage = "--algo NAME --train FILE --target COL [--valid FILE] [--weight COL] [--features a,b,c | --drop a,b] [--categorical col ...] [--param key=value ...] --model OUT"
 
 // listFlag is a repeatable flag; with split set, each value is also split at commas.
 type listFlag struct {
@@ -59,8 +60,9 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	algo := fs.String("algo", "", "model kind: "+strings.Join(fitterNames(), ", ")+" (required)")
 	train := fs.String("train", "", "training table (.csv or .parquet; - reads CSV from standard input) (required)")
 	target := fs.String("target", "", "target column (required)")
-	valid := fs.String("valid", "", "optional validation table, scored with the model's metrics")
+	valid := fs.String("valid", "", "optional validation table, scored with the model's metrics (ngboost: also its early-stopping set, which picks the number of iterations)")
 	model := fs.String("model", "", "model file to write (required)")
+	weight := fs.String("weight", "", "column of row weights (finite, >= 0), left out of the features; in the --valid table too, if it has it (ngboost)")
 	features := &listFlag{split: true}
 	drop := &listFlag{split: true}
 	categorical := &listFlag{split: true}
@@ -79,6 +81,15 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	f, ok := fitters[*algo]
 	if !ok {
 		return fmt.Errorf("%w: unknown --algo %q (one of %s)", errUsage, *algo, strings.Join(fitterNames(), ", "))
+	}
+	if *weight != "" {
+		if !f.weights {
+			return fmt.Errorf("%w: --weight: --algo %s does not take row weights from --weight (see its --param keys)", errUsage, f.name)
+		}
+		if slices.Contains(features.values, *weight) || *weight == *target {
+			return fmt.Errorf("%w: --weight %q is also the target or in --features", errUsage, *weight)
+		}
+		drop.values = append(drop.values, *weight)
 	}
 	ps, err := parseParams(f, paramArgs.values)
 	if err != nil {
@@ -99,6 +110,9 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *weight != "" && !slices.Contains(header, *weight) {
+		return fmt.Errorf("%s: no --weight column %q%s (%s)", shown, *weight, hint(*weight, header), columnList(header))
+	}
 	cols, truth, err := chooseColumns(header, shown, *target, features.values, drop.values, categorical.values)
 	if err != nil {
 		return err
@@ -107,6 +121,9 @@ func runFit(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "fit: left out the truth columns and row ids %s (name them in --features to use them)\n", strings.Join(truth, ", "))
 	}
 	opt := columnar.Options{Columns: append(slices.Clone(cols), *target)}
+	if *weight != "" {
+		opt.Columns = append(opt.Columns, *weight)
+	}
 	tr, err := columnar.Read(ctx, *train, opt)
 	if err != nil {
 		return err
@@ -119,13 +136,33 @@ func runFit(ctx context.Context, e *env, args []string) error {
 	if in.x, in.y, err = tableData(tr, names, *target); err != nil {
 		return err
 	}
+	if *weight != "" {
+		if in.weights, err = weightData(tr, *weight); err != nil {
+			return err
+		}
+	}
 	if *valid != "" {
-		va, err := columnar.Read(ctx, *valid, opt)
+		vopt := opt
+		if *weight != "" {
+			vh, err := columnar.Header(*valid)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(vh, *weight) {
+				vopt.Columns = opt.Columns[:len(opt.Columns)-1]
+			}
+		}
+		va, err := columnar.Read(ctx, *valid, vopt)
 		if err != nil {
 			return err
 		}
 		if in.validX, in.validY, err = tableData(va, names, *target); err != nil {
 			return err
+		}
+		if *weight != "" && va.Index(*weight) >= 0 {
+			if in.validWeights, err = weightData(va, *weight); err != nil {
+				return err
+			}
 		}
 	}
 	e.log.Info("fitting", "algo", f.name, "rows", len(in.y), "features", len(names))
@@ -277,6 +314,24 @@ func tableData(tb *columnar.Table, names []string, target string) (*mat.Dense, [
 		return nil, nil, err
 	}
 	return x, col.Values, nil
+}
+
+// weightData returns the row weights of tb's column name: numbers, finite and >= 0.
+func weightData(tb *columnar.Table, name string) ([]float64, error) {
+	j := tb.Index(name)
+	if j < 0 {
+		return nil, fmt.Errorf("%s: no --weight column %q", tb.Path, name)
+	}
+	col := &tb.Columns[j]
+	if err := col.NumberError(tb.Path); err != nil {
+		return nil, fmt.Errorf("--weight column %q: %w", name, err)
+	}
+	for i, v := range col.Values {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%s: --weight column %q, %s: %v, want a finite weight >= 0", tb.Path, name, rowName(tb.Path, i), v)
+		}
+	}
+	return col.Values, nil
 }
 
 // neededColumns returns the columns of a table with the given header that the model

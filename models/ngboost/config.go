@@ -21,9 +21,11 @@ const (
 // Config holds the hyper-parameters of Fit. Field comments give the reference
 // implementation's parameter name; a zero field means the reference default.
 type Config struct {
-	// Dist is the distribution family (dist: normal, lognormal). Zero is Normal.
+	// Dist is the distribution family (dist: normal, lognormal, exponential, gamma).
+	// Zero is Normal.
 	Dist Family
-	// Score is the scoring rule (score: nll, crps). Zero is LogScore.
+	// Score is the scoring rule (score: nll, crps). Zero is LogScore. The Exponential
+	// and the Gamma take LogScore only.
 	Score ScoreRule
 	// NEstimators is the number of boosting iterations (n_estimators), 0 means 500.
 	NEstimators int
@@ -62,7 +64,10 @@ type Config struct {
 	Refit bool
 	// FeatureNames names the columns of x in the artifact; nil means "Column_0", ...
 	FeatureNames []string
-	// NumThreads bounds the goroutines of tree growing, 0 means GOMAXPROCS.
+	// NumThreads bounds the goroutines of tree growing and of the row loops (gradients,
+	// line search, validation predictions), 0 means GOMAXPROCS. The fitted model does
+	// not depend on it: every sum is split and added in the same order whatever the
+	// number of threads. (Binning the features, gbm.NewDataset, uses every core.)
 	NumThreads int
 	// Progress, when not nil, is called after every iteration with its 0-based index,
 	// the training score before the step and the validation score after it (NaN
@@ -102,9 +107,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	switch {
 	case !c.Dist.valid():
-		return bad("dist", c.Dist, "normal or lognormal")
+		return bad("dist", c.Dist, "normal, lognormal, exponential or gamma")
 	case !c.Score.valid():
 		return bad("score", c.Score, "nll or crps")
+	case c.Dist.durationFamily() && c.Score != LogScore:
+		return bad("score", c.Score, "nll for dist "+c.Dist.String())
 	case c.NEstimators < 0:
 		return bad("n_estimators", c.NEstimators, "> 0")
 	case !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0):
@@ -119,6 +126,8 @@ func (c Config) withDefaults() (Config, error) {
 		return bad("max_bin", c.MaxBin, ">= 2")
 	case !(c.Tol > 0):
 		return bad("tol", c.Tol, "> 0")
+	case c.NumThreads < 0:
+		return bad("num_threads", c.NumThreads, ">= 0")
 	case c.EarlyStoppingRounds < 0:
 		return bad("early_stopping_rounds", c.EarlyStoppingRounds, ">= 0")
 	case !(c.ValidationFraction > 0 && c.ValidationFraction < 1):

@@ -3,6 +3,8 @@ package ngboost
 import (
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/mathext"
 )
 
 // Family is the parametric form of the predictive distribution of the target.
@@ -16,6 +18,13 @@ const (
 	// the mean and standard deviation of log Y. Build times are positive and right-skewed,
 	// which a LogNormal captures and a Normal does not.
 	LogNormal
+	// Exponential has density exp(-y/Scale)/Scale for y >= 0: Scale is the mean and the
+	// standard deviation of Y. It has one boosted parameter, log Scale. Loc is unused.
+	Exponential
+	// Gamma has density β^α y^(α-1) exp(-βy)/Γ(α) for y > 0, with shape α (Shape) and
+	// rate β = 1/Scale. Its boosted parameters are (log α, log β), as the reference's
+	// Gamma. Loc is unused.
+	Gamma
 )
 
 // String returns the name of f as ParseFamily accepts it.
@@ -25,35 +34,50 @@ func (f Family) String() string {
 		return "normal"
 	case LogNormal:
 		return "lognormal"
+	case Exponential:
+		return "exponential"
+	case Gamma:
+		return "gamma"
 	}
 	return fmt.Sprintf("Family(%d)", int(f))
 }
 
-// ParseFamily returns the Family named s ("normal" or "lognormal").
+// ParseFamily returns the Family named s ("normal", "lognormal", "exponential" or
+// "gamma").
 func ParseFamily(s string) (Family, error) {
-	switch s {
-	case "normal":
-		return Normal, nil
-	case "lognormal":
-		return LogNormal, nil
+	for _, f := range []Family{Normal, LogNormal, Exponential, Gamma} {
+		if s == f.String() {
+			return f, nil
+		}
 	}
-	return 0, fmt.Errorf("ngboost: unknown distribution %q (want normal or lognormal): %w", s, ErrInvalidConfig)
+	return 0, fmt.Errorf("ngboost: unknown distribution %q (want normal, lognormal, exponential or gamma): %w", s, ErrInvalidConfig)
 }
 
-func (f Family) valid() bool { return f == Normal || f == LogNormal }
+func (f Family) valid() bool { return f >= Normal && f <= Gamma }
 
-// Dist is one predictive distribution: a Family and its two parameters. The boosted
-// parameters are Loc and log(Scale); Dist holds Scale itself.
+// Dist is one predictive distribution: a Family and its parameters. The boosted
+// parameters are Loc and log(Scale) (Normal, LogNormal), log(Scale) (Exponential), and
+// log(Shape) and -log(Scale) (Gamma: log α, log β); Dist holds Shape and Scale
+// themselves.
 type Dist struct {
 	Family Family
-	// Loc is the mean of Y (Normal) or of log Y (LogNormal).
+	// Loc is the mean of Y (Normal) or of log Y (LogNormal); unused otherwise.
 	Loc float64
-	// Scale is the standard deviation of Y (Normal) or of log Y (LogNormal); it is positive.
+	// Scale is the standard deviation of Y (Normal) or of log Y (LogNormal), the mean
+	// (Exponential) or 1/rate (Gamma); it is positive.
 	Scale float64
+	// Shape is α of a Gamma; unused otherwise.
+	Shape float64
 }
 
 // Mean returns the mean of Y, in the units of the target (seconds for build times).
 func (d Dist) Mean() float64 {
+	switch d.Family {
+	case Exponential:
+		return d.Scale
+	case Gamma:
+		return d.Shape * d.Scale
+	}
 	if d.Family == LogNormal {
 		return math.Exp(d.Loc + d.Scale*d.Scale/2)
 	}
@@ -64,6 +88,12 @@ func (d Dist) Mean() float64 {
 // LogNormal it is sqrt(exp(s²)-1)·exp(m+s²/2), computed with Expm1 so that small s
 // keeps its precision.
 func (d Dist) StdDev() float64 {
+	switch d.Family {
+	case Exponential:
+		return d.Scale
+	case Gamma:
+		return math.Sqrt(d.Shape) * d.Scale
+	}
 	if d.Family == LogNormal {
 		return math.Sqrt(math.Expm1(d.Scale*d.Scale)) * math.Exp(d.Loc+d.Scale*d.Scale/2)
 	}
@@ -72,6 +102,18 @@ func (d Dist) StdDev() float64 {
 
 // Quantile returns the p-quantile of Y for p in (0, 1); p outside [0, 1] gives NaN.
 func (d Dist) Quantile(p float64) float64 {
+	switch d.Family {
+	case Exponential:
+		if !(p >= 0 && p <= 1) {
+			return math.NaN()
+		}
+		return -d.Scale * math.Log1p(-p)
+	case Gamma:
+		if !(p >= 0 && p <= 1) {
+			return math.NaN()
+		}
+		return mathext.GammaIncRegInv(d.Shape, p) * d.Scale
+	}
 	q := d.Loc + d.Scale*stdNormalQuantile(p)
 	if d.Family == LogNormal {
 		return math.Exp(q)
@@ -87,6 +129,18 @@ func (d Dist) Interval(level float64) (lo, hi float64) {
 
 // CDF returns P(Y <= y).
 func (d Dist) CDF(y float64) float64 {
+	switch d.Family {
+	case Exponential:
+		if y <= 0 {
+			return 0
+		}
+		return -math.Expm1(-y / d.Scale)
+	case Gamma:
+		if y <= 0 {
+			return 0
+		}
+		return mathext.GammaIncReg(d.Shape, y/d.Scale)
+	}
 	if d.Family == LogNormal {
 		if y <= 0 {
 			return 0
@@ -97,8 +151,14 @@ func (d Dist) CDF(y float64) float64 {
 }
 
 // LogPDF returns the natural log of the density of Y at y: the log-likelihood of an
-// observed y. For a LogNormal it is -Inf at y <= 0.
+// observed y. It is -Inf at y <= 0 for a LogNormal and a Gamma, at y < 0 for an
+// Exponential.
 func (d Dist) LogPDF(y float64) float64 {
+	if d.Family.durationFamily() {
+		p := d.params()
+		s, _, _ := durationScore(d.Family, p[0], p[1], y)
+		return -s
+	}
 	if d.Family == LogNormal {
 		if y <= 0 {
 			return math.Inf(-1)
@@ -109,11 +169,26 @@ func (d Dist) LogPDF(y float64) float64 {
 	return normalLogPDF(d.Loc, d.Scale, y)
 }
 
-// params returns the boosted parameters (Loc, log Scale).
-func (d Dist) params() [2]float64 { return [2]float64{d.Loc, math.Log(d.Scale)} }
+// params returns the boosted parameters: (Loc, log Scale), (log Scale, 0) for an
+// Exponential, (log Shape, -log Scale) for a Gamma.
+func (d Dist) params() [2]float64 {
+	switch d.Family {
+	case Exponential:
+		return [2]float64{math.Log(d.Scale), 0}
+	case Gamma:
+		return [2]float64{math.Log(d.Shape), -math.Log(d.Scale)}
+	}
+	return [2]float64{d.Loc, math.Log(d.Scale)}
+}
 
-// distOf returns the Dist with boosted parameters p = (loc, log scale).
+// distOf returns the Dist of family f with boosted parameters p (see params).
 func distOf(f Family, p [2]float64) Dist {
+	switch f {
+	case Exponential:
+		return Dist{Family: f, Scale: math.Exp(p[0])}
+	case Gamma:
+		return Dist{Family: f, Shape: math.Exp(p[0]), Scale: math.Exp(-p[1])}
+	}
 	return Dist{Family: f, Loc: p[0], Scale: math.Exp(p[1])}
 }
 
@@ -145,7 +220,25 @@ func stdNormalQuantile(p float64) float64 { return -math.Sqrt2 * math.Erfcinv(2*
 // and Raftery 2007). LogNormal, with w = (log y - m)/s and mean M = exp(m+s²/2):
 // y(2Φ(w)-1) - 2M(Φ(w-s) + Φ(s/√2) - 1) (Baran and Lerch 2015); for y <= 0, where the
 // density is 0, the integral is -y plus its value at 0⁺, 2M(1-Φ(s/√2)).
+// Exponential, with mean θ: y + θ(2e^(-y/θ) - 3/2) for y >= 0 (the reference's
+// ExponentialCRPScore) and θ/2 - y below. Gamma, with F_a the CDF of shape a and the
+// same rate β: y(2F_α(y) - 1) - (α/β)(2F_α₊₁(y) - 1) - 1/(β·B(1/2, α)) (Scheuerer and
+// Möller 2015).
 func (d Dist) CRPS(y float64) float64 {
+	switch d.Family {
+	case Exponential:
+		if y < 0 {
+			return d.Scale/2 - y
+		}
+		return y + d.Scale*(2*math.Exp(-y/d.Scale)-1.5)
+	case Gamma:
+		a, sc := d.Shape, d.Scale
+		f0, f1 := 0.0, 0.0
+		if y > 0 {
+			f0, f1 = mathext.GammaIncReg(a, y/sc), mathext.GammaIncReg(a+1, y/sc)
+		}
+		return y*(2*f0-1) - a*sc*(2*f1-1) - sc*math.Exp(-mathext.Lbeta(0.5, a))
+	}
 	if d.Family != LogNormal {
 		return normalCRPS(d.Loc, math.Log(d.Scale), y)
 	}

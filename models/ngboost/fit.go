@@ -144,10 +144,11 @@ func rowSlice(x mat.Matrix, lo, hi int) mat.Matrix {
 // rowData is a set of rows prepared for boosting: features row-major, working targets
 // (y, or log y for a LogNormal), weights and current parameters.
 type rowData struct {
-	n, p int
-	x    []float64
-	t    []float64
-	w    []float64
+	n, p   int
+	family Family
+	x      []float64
+	t      []float64
+	w      []float64
 	// jac is the term the LogNormal log score adds to the Normal one (log y); nil
 	// otherwise.
 	jac   []float64
@@ -167,7 +168,7 @@ func newRowData(name string, x mat.Matrix, y, w []float64, cfg Config) (*rowData
 	if n == 0 {
 		return nil, fmt.Errorf("ngboost: %s: no rows: %w", name, ErrInvalidData)
 	}
-	d := &rowData{n: n, p: p, x: make([]float64, n*p), t: make([]float64, n), w: make([]float64, n)}
+	d := &rowData{n: n, p: p, family: cfg.Dist, x: make([]float64, n*p), t: make([]float64, n), w: make([]float64, n)}
 	for i := range n {
 		row := d.x[i*p : (i+1)*p]
 		if rd, ok := x.(mat.RawRowViewer); ok {
@@ -215,16 +216,20 @@ func (d *rowData) setParams(p [2]float64) {
 }
 
 // predictTrees writes the outputs of the iteration's trees for every row into out,
-// in two goroutines (each half of the rows) when there are rows enough to pay for it.
-func (d *rowData) predictTrees(trees [2]*gbm.Tree) {
+// in two goroutines (each half of the rows) when there are rows enough to pay for it
+// and threads allows two.
+func (d *rowData) predictTrees(trees [2]*gbm.Tree, threads int) {
 	work := func(lo, hi int) {
 		t0, t1, o0, o1 := trees[0], trees[1], d.out[0], d.out[1]
 		for i := lo; i < hi; i++ {
 			row := d.x[i*d.p : (i+1)*d.p]
-			o0[i], o1[i] = t0.Predict(row), t1.Predict(row)
+			o0[i] = t0.Predict(row)
+			if t1 != nil {
+				o1[i] = t1.Predict(row)
+			}
 		}
 	}
-	if d.n < parallelRows || runtime.GOMAXPROCS(0) < 2 {
+	if d.n < parallelRows || threads < 2 {
 		work(0, d.n)
 		return
 	}
@@ -240,6 +245,26 @@ func (d *rowData) predictTrees(trees [2]*gbm.Tree) {
 // the trees for the rows outside the batch (a minibatch), whose parameters move too.
 func (b *booster) treeOutputs(trees [2]*gbm.Tree) {
 	d := b.train
+	if trees[1] == nil {
+		// One parameter (the Exponential): out[1] stays 0.
+		t, out := trees[0], d.out[0]
+		if b.batch == nil {
+			for i, l := range b.leafOf[0] {
+				out[i] = t.LeafValue(int(l))
+			}
+			return
+		}
+		next := 0
+		for i := range d.n {
+			if next < len(b.batch) && b.batch[next] == i {
+				out[i] = t.LeafValue(int(b.leafOf[0][i]))
+				next++
+				continue
+			}
+			out[i] = t.Predict(d.x[i*d.p : (i+1)*d.p])
+		}
+		return
+	}
 	if b.batch == nil {
 		for k := range 2 {
 			t, out := trees[k], d.out[k]
@@ -265,7 +290,8 @@ func (b *booster) treeOutputs(trees [2]*gbm.Tree) {
 	}
 }
 
-// parallelRows is the number of rows from which predictTrees uses two goroutines.
+// parallelRows is the number of rows from which predictTrees and splitRows split the
+// rows in two halves.
 const parallelRows = 2048
 
 // meanScore returns the weighted mean score of rows (nil = all) at parameters
@@ -275,6 +301,22 @@ func (d *rowData) meanScore(r ScoreRule, rows []int, step, sumW float64) float64
 	loc, ls, o0, o1 := d.param[0], d.param[1], d.out[0], d.out[1]
 	// The two loops differ only in the row index; keeping them separate keeps the hot
 	// all-rows case free of an indirection.
+	if d.family.durationFamily() {
+		score := func(i int) float64 {
+			sc, _, _ := durationScore(d.family, loc[i]-step*o0[i], ls[i]-step*o1[i], d.t[i])
+			return d.w[i] * sc
+		}
+		if rows == nil {
+			for i := range d.n {
+				s += score(i)
+			}
+		} else {
+			for _, i := range rows {
+				s += score(i)
+			}
+		}
+		return s / sumW
+	}
 	if rows == nil {
 		for i := range d.n {
 			s += d.w[i] * r.score(loc[i]-step*o0[i], ls[i]-step*o1[i], d.t[i])
@@ -314,7 +356,10 @@ type booster struct {
 	// log-score line search.
 	resid  []float64
 	invVar []float64
-	cache  [2]expCache // one per splitRows worker
+	cache  [2]expCache // one per splitRows half
+	// threads is Config.NumThreads resolved (GOMAXPROCS for 0): the goroutines the
+	// row loops and the trees may use.
+	threads int
 	// leafOf holds, per parameter, the leaf of the iteration's tree that each batch
 	// row fell into while the tree was grown.
 	leafOf [2][]int32
@@ -346,6 +391,10 @@ func fitRun(ctx context.Context, x mat.Matrix, y, w []float64, xVal mat.Matrix, 
 		resid:  make([]float64, train.n),
 		invVar: make([]float64, train.n),
 		leafOf: [2][]int32{make([]int32, train.n), make([]int32, train.n)},
+	}
+	b.threads = cfg.NumThreads
+	if b.threads == 0 {
+		b.threads = runtime.GOMAXPROCS(0)
 	}
 	if xVal != nil {
 		if b.val, err = newRowData("validation set", xVal, yVal, wVal, cfg); err != nil {
@@ -403,7 +452,7 @@ func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
 			return nil, fmt.Errorf("ngboost: iteration %d: training score is %v: %w", iter, trainScore, ErrInvalidData)
 		}
 		var trees [2]*gbm.Tree
-		for k, g := range [2][]float64{b.grad0, b.grad1} {
+		for k, g := range [][]float64{b.grad0, b.grad1}[:cfg.Dist.nParams()] {
 			t, err := gbm.GrowTreeLeaves(b.ds, g, b.hess, b.batch, b.cols, b.tree, b.leafOf[k])
 			if err != nil {
 				return nil, fmt.Errorf("ngboost: iteration %d, parameter %d: %w", iter, k, err)
@@ -418,13 +467,15 @@ func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
 			for i := range p {
 				p[i] -= step * o[i]
 			}
-			scaled[k] = append(scaled[k], trees[k].Scaled(-step))
+			if trees[k] != nil {
+				scaled[k] = append(scaled[k], trees[k].Scaled(-step))
+			}
 		}
 		m.info.Scalings = append(m.info.Scalings, scale)
 		m.info.TrainScore = append(m.info.TrainScore, trainScore)
 		valScore := math.NaN()
 		if v := b.val; v != nil {
-			v.predictTrees(trees)
+			v.predictTrees(trees, b.threads)
 			for k := range 2 {
 				p, o := v.param[k], v.out[k]
 				for i := range p {
@@ -457,7 +508,7 @@ func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
 		}
 		keep = m.info.BestIteration + 1
 	}
-	for k := range 2 {
+	for k := range cfg.Dist.nParams() {
 		m.trees[k] = scaled[k][:keep:keep]
 	}
 	m.info.Scalings = m.info.Scalings[:keep:keep]
@@ -518,8 +569,23 @@ func (b *booster) gradients(sumW float64) float64 {
 	}
 	natural := !b.cfg.OrdinaryGradient
 	loc, lsc, t, w := tr.param[0], tr.param[1], tr.t, tr.w
+	if f := b.cfg.Dist; f.durationFamily() {
+		sum := b.splitRows(rows, func(part []int, _ int) float64 {
+			var sum float64
+			for _, i := range part {
+				s, g0, g1 := durationScore(f, loc[i], lsc[i], t[i])
+				if natural {
+					g0, g1 = durationNatural(f, loc[i], g0, g1)
+				}
+				sum += w[i] * s
+				b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
+			}
+			return sum
+		})
+		return sum / sumW
+	}
 	if b.cfg.Score == CRPScore {
-		sum := splitRows(rows, func(part []int, _ int) float64 {
+		sum := b.splitRows(rows, func(part []int, _ int) float64 {
 			var sum float64
 			for _, i := range part {
 				e := math.Exp(lsc[i])
@@ -540,7 +606,7 @@ func (b *booster) gradients(sumW float64) float64 {
 		})
 		return sum/sumW + tr.jacMean(b.batch, sumW)
 	}
-	sum := splitRows(rows, func(part []int, _ int) float64 {
+	sum := b.splitRows(rows, func(part []int, _ int) float64 {
 		var sum float64
 		for _, i := range part {
 			ls := lsc[i]
@@ -563,14 +629,18 @@ func (b *booster) gradients(sumW float64) float64 {
 	return sum/sumW + logSqrt2Pi + tr.jacMean(b.batch, sumW)
 }
 
-// splitRows returns fn(rows, 0), or, when there are rows enough and two CPUs, the sum
-// fn(first half, 0) + fn(second half, 1) computed in two goroutines: always added in
-// that order, so the result does not depend on scheduling.
-func splitRows(rows []int, fn func(part []int, worker int) float64) float64 {
-	if len(rows) < parallelRows || runtime.GOMAXPROCS(0) < 2 {
+// splitRows returns fn(rows, 0) below parallelRows rows, and otherwise the sum
+// fn(first half, 0) + fn(second half, 1), the halves computed in two goroutines when
+// b.threads allows two and one after the other when not. The split and the order of
+// the addition do not depend on the number of threads, so neither does the result.
+func (b *booster) splitRows(rows []int, fn func(part []int, worker int) float64) float64 {
+	if len(rows) < parallelRows {
 		return fn(rows, 0)
 	}
 	half := len(rows) / 2
+	if b.threads < 2 {
+		return fn(rows[:half], 0) + fn(rows[half:], 1)
+	}
 	var s1 float64
 	var wg sync.WaitGroup
 	wg.Go(func() { s1 = fn(rows[half:], 1) })
@@ -617,7 +687,7 @@ func (d *rowData) jacMean(rows []int, sumW float64) float64 {
 // cache keyed by that value.
 func (b *booster) batchScore(step, sumW, jac float64) float64 {
 	tr := b.train
-	if b.cfg.Score == CRPScore {
+	if b.cfg.Score == CRPScore || b.cfg.Dist.durationFamily() {
 		return tr.meanScore(CRPScore, b.batch, step, sumW)
 	}
 	rows := b.batch
@@ -625,7 +695,7 @@ func (b *booster) batchScore(step, sumW, jac float64) float64 {
 		rows = b.allRows()
 	}
 	o0, o1, ls, w, resid, iv := tr.out[0], tr.out[1], tr.param[1], tr.w, b.resid, b.invVar
-	sum := splitRows(rows, func(part []int, worker int) float64 {
+	sum := b.splitRows(rows, func(part []int, worker int) float64 {
 		c := &b.cache[worker]
 		c.reset(2 * step)
 		var sum float64

@@ -21,21 +21,34 @@ const FormatVersion = 1
 // Kind is the "kind" field of an NGBoost artifact.
 const Kind = "ngboost"
 
-// paramNames are the names of the boosted parameters in the artifact, in order.
+// paramNames are the names of the boosted parameters of Normal and LogNormal models
+// in the artifact, in order.
 var paramNames = [2]string{"loc", "log_scale"}
 
+// familyParamNames returns the names of the boosted parameters of family f in the
+// artifact, in order.
+func familyParamNames(f Family) []string {
+	switch f {
+	case Exponential:
+		return []string{"log_scale"}
+	case Gamma:
+		return []string{"log_alpha", "log_beta"}
+	}
+	return paramNames[:]
+}
+
 type artifact struct {
-	FormatVersion int               `json:"format_version"`
-	Kind          string            `json:"kind"`
-	Dist          string            `json:"dist"`
-	Score         string            `json:"score"`
-	FeatureNames  []string          `json:"feature_names"`
-	InitParams    [2]float64        `json:"init_params"`
-	NIterations   int               `json:"n_iterations"`
-	Scalings      []float64         `json:"scalings"`
-	Config        artifactConfig    `json:"config"`
-	Training      artifactTraining  `json:"training"`
-	Params        [2]artifactParams `json:"params"`
+	FormatVersion int              `json:"format_version"`
+	Kind          string           `json:"kind"`
+	Dist          string           `json:"dist"`
+	Score         string           `json:"score"`
+	FeatureNames  []string         `json:"feature_names"`
+	InitParams    [2]float64       `json:"init_params"`
+	NIterations   int              `json:"n_iterations"`
+	Scalings      []float64        `json:"scalings"`
+	Config        artifactConfig   `json:"config"`
+	Training      artifactTraining `json:"training"`
+	Params        []artifactParams `json:"params"`
 }
 
 // artifactConfig holds the hyper-parameters under the reference's names.
@@ -121,12 +134,12 @@ func (m *Model) WriteJSON(w io.Writer) error {
 			TrainScore: m.info.TrainScore, ValScore: m.info.ValScore,
 		},
 	}
-	for k := range 2 {
+	for k, name := range familyParamNames(m.family) {
 		var b strings.Builder
 		if err := gbm.WriteLightGBM(&b, m.ens[k]); err != nil {
-			return fmt.Errorf("ngboost: writing the trees of %s: %w", paramNames[k], err)
+			return fmt.Errorf("ngboost: writing the trees of %s: %w", name, err)
 		}
-		a.Params[k] = artifactParams{Name: paramNames[k], LightGBM: b.String()}
+		a.Params = append(a.Params, artifactParams{Name: name, LightGBM: b.String()})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -197,6 +210,8 @@ func ReadJSON(r io.Reader) (*Model, error) {
 		return bad("n_iterations %d with %d scalings", a.NIterations, len(a.Scalings))
 	case !finite(a.InitParams[0]) || !finite(a.InitParams[1]):
 		return bad("init_params %v", a.InitParams)
+	case family.nParams() == 1 && a.InitParams[1] != 0:
+		return bad("init_params %v: the second is unused by dist %s and must be 0", a.InitParams, family)
 	}
 	m := &Model{
 		family:       family,
@@ -204,10 +219,13 @@ func ReadJSON(r io.Reader) (*Model, error) {
 		featureNames: a.FeatureNames,
 		nFeatures:    len(a.FeatureNames),
 	}
-	for k := range 2 {
-		p := a.Params[k]
-		if p.Name != paramNames[k] {
-			return bad("params[%d] is %q, want %q", k, p.Name, paramNames[k])
+	names := familyParamNames(family)
+	if len(a.Params) != len(names) {
+		return bad("%d params for dist %s, want %d (%v)", len(a.Params), family, len(names), names)
+	}
+	for k, p := range a.Params {
+		if p.Name != names[k] {
+			return bad("params[%d] is %q, want %q", k, p.Name, names[k])
 		}
 		e, err := gbm.ReadLightGBM(strings.NewReader(p.LightGBM))
 		if err != nil {

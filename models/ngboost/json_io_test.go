@@ -114,7 +114,11 @@ func TestReadJSONErrors(t *testing.T) {
 		{"not json", "tree\nversion=v4", ErrFormat, ""},
 		{"version", edit(func(a map[string]any) { a["format_version"] = 2 }), ErrUnsupportedVersion, "format_version 2"},
 		{"kind", edit(func(a map[string]any) { a["kind"] = "gbm" }), ErrFormat, "kind"},
-		{"dist", edit(func(a map[string]any) { a["dist"] = "gamma" }), ErrFormat, "dist"},
+		{"dist", edit(func(a map[string]any) { a["dist"] = "weibull" }), ErrFormat, "dist"},
+		// A gamma model's parameters are log_alpha and log_beta.
+		{"dist params", edit(func(a map[string]any) { a["dist"] = "gamma" }), ErrFormat, "log_alpha"},
+		{"param count", edit(func(a map[string]any) { a["dist"] = "exponential"; a["init_params"] = []float64{1, 0} }), ErrFormat, "2 params for dist exponential"},
+		{"unused init param", edit(func(a map[string]any) { a["dist"] = "exponential" }), ErrFormat, "unused"},
 		{"score", edit(func(a map[string]any) { a["score"] = "mse" }), ErrFormat, "score"},
 		{"iterations", edit(func(a map[string]any) { a["n_iterations"] = 4 }), ErrFormat, "n_iterations"},
 		{"unknown field", edit(func(a map[string]any) { a["extra"] = 1 }), ErrFormat, "extra"},

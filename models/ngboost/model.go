@@ -24,7 +24,8 @@ type Model struct {
 	ens    [2]*gbm.Model // the same trees, for the artifact
 	// both holds the trees of the two parameters interleaved (iteration i's trees at
 	// 2i and 2i+1) as one model with two outputs, so that prediction walks them in
-	// one pass over the rows; see predictor.
+	// one pass over the rows; see predictor. For a one-parameter family (the
+	// Exponential) it holds that parameter's trees, and trees[1] is empty.
 	both         *gbm.Model
 	featureNames []string
 	nFeatures    int
@@ -60,7 +61,7 @@ func (m *Model) assemble() error {
 			m.featureNames[i] = fmt.Sprintf("Column_%d", i)
 		}
 	}
-	for k := range 2 {
+	for k := range m.family.nParams() {
 		e, err := gbm.NewModel(m.trees[k], m.featureNames, "regression")
 		if err != nil {
 			return fmt.Errorf("ngboost: assembling the trees of parameter %d: %w", k, err)
@@ -73,6 +74,17 @@ func (m *Model) assemble() error {
 // predictor builds m.both from m.trees.
 func (m *Model) predictor() error {
 	n := len(m.trees[0])
+	if m.family.nParams() == 1 {
+		if len(m.trees[1]) != 0 {
+			return fmt.Errorf("ngboost: %d trees for the unused second parameter of the %v: %w", len(m.trees[1]), m.family, ErrFormat)
+		}
+		b, err := gbm.NewModel(m.trees[0], m.featureNames, "regression")
+		if err != nil {
+			return fmt.Errorf("ngboost: assembling the trees: %w", err)
+		}
+		m.both = b
+		return nil
+	}
 	if len(m.trees[1]) != n {
 		return fmt.Errorf("ngboost: %d trees for loc and %d for log scale: %w", n, len(m.trees[1]), ErrFormat)
 	}
@@ -115,7 +127,8 @@ func (m *Model) Info() FitInfo {
 }
 
 // PredictParams writes the boosted parameters (loc, log scale) of every row of x into
-// dst, row-major (dst[2i] = loc, dst[2i+1] = log scale of row i), and returns it. A nil
+// dst, row-major (dst[2i] = loc, dst[2i+1] = log scale of row i), and returns it; for
+// the Exponential (log scale, 0) and for the Gamma (log α, log β). A nil
 // dst is allocated; a dst of the wrong length, or x with the wrong number of columns,
 // panics.
 func (m *Model) PredictParams(dst []float64, x mat.Matrix) []float64 {
@@ -130,6 +143,13 @@ func (m *Model) PredictParams(dst []float64, x mat.Matrix) []float64 {
 		panic(errDstLength)
 	}
 	if r == 0 {
+		return dst
+	}
+	if m.family.nParams() == 1 {
+		raw := m.both.PredictRaw(nil, x)
+		for i, v := range raw {
+			dst[2*i], dst[2*i+1] = m.init[0]+v, m.init[1]
+		}
 		return dst
 	}
 	m.both.PredictRaw(dst, x)
@@ -171,7 +191,7 @@ func (m *Model) PredictRow(row []float64) Dist {
 		panic(errFeatureCount)
 	}
 	p := m.init
-	m.both.AddRawRow(p[:], row)
+	m.both.AddRawRow(p[:m.family.nParams()], row)
 	return distOf(m.family, p)
 }
 

@@ -50,6 +50,10 @@ func (r ScoreRule) valid() bool { return r == LogScore || r == CRPScore }
 // Score returns the score of the distribution with parameters p at y; lower is better.
 // A LogNormal scores +Inf at y <= 0.
 func (r ScoreRule) Score(f Family, p [2]float64, y float64) float64 {
+	if f.durationFamily() {
+		sc, _, _ := durationScore(f, p[0], p[1], y)
+		return sc
+	}
 	t, jac, ok := workingTarget(f, y)
 	if !ok {
 		return math.Inf(1)
@@ -60,11 +64,17 @@ func (r ScoreRule) Score(f Family, p [2]float64, y float64) float64 {
 	return normalLogScore(p[0], p[1], t) + jac
 }
 
-// Grad returns the gradient of Score with respect to p = (loc, log scale).
+// Grad returns the gradient of Score with respect to the boosted parameters p: (loc,
+// log scale), or those of the Exponential and the Gamma (see the Family constants; the
+// Exponential's second entry is 0).
 //
 // LogScore: ((loc-t)/σ², 1-(t-loc)²/σ²). CRPScore: with z = (t-loc)/σ,
 // (-(2Φ(z)-1), CRPS + (t-loc)·(-(2Φ(z)-1))).
 func (r ScoreRule) Grad(f Family, p [2]float64, y float64) [2]float64 {
+	if f.durationFamily() {
+		_, g0, g1 := durationScore(f, p[0], p[1], y)
+		return [2]float64{g0, g1}
+	}
 	t, _, ok := workingTarget(f, y)
 	if !ok {
 		return [2]float64{math.NaN(), math.NaN()}
@@ -86,7 +96,14 @@ func (r ScoreRule) Grad(f Family, p [2]float64, y float64) [2]float64 {
 // 2∫∇F(z)∇F(z)ᵀdz of Gneiting and Raftery is diag(2, σ²)/(2√π σ); the reference's matrix is
 // σ times it, which rescales each row's natural gradient by 1/σ and keeps it a descent
 // direction. This package matches the reference.
+//
+// Exponential (log score): 1, and 0 in the entries of the unused second parameter.
+// Gamma (log score): [[α²ψ'(α), -α], [-α, α]], not diagonal.
 func (r ScoreRule) Metric(f Family, p [2]float64) [2][2]float64 {
+	if f.durationFamily() {
+		m00, m01, m11 := durationMetric(f, p[0])
+		return [2][2]float64{{m00, m01}, {m01, m11}}
+	}
 	m0, m1 := r.diagMetric(p[1])
 	return [2][2]float64{{m0, 0}, {0, m1}}
 }
@@ -95,6 +112,10 @@ func (r ScoreRule) Metric(f Family, p [2]float64) [2][2]float64 {
 // in the geometry of the distributions rather than of the parameters.
 func (r ScoreRule) NaturalGrad(f Family, p [2]float64, y float64) [2]float64 {
 	g := r.Grad(f, p, y)
+	if f.durationFamily() {
+		n0, n1 := durationNatural(f, p[0], g[0], g[1])
+		return [2]float64{n0, n1}
+	}
 	m0, m1 := r.diagMetric(p[1])
 	return [2]float64{g[0] / m0, g[1] / m1}
 }
@@ -109,8 +130,14 @@ func (r ScoreRule) diagMetric(ls float64) (m0, m1 float64) {
 }
 
 // workingTarget returns t and the additive log-score term of family f at y; ok is false
-// when y is outside the support.
+// when y is outside the support. The Exponential and the Gamma work on y itself.
 func workingTarget(f Family, y float64) (t, jac float64, ok bool) {
+	switch f {
+	case Exponential:
+		return y, 0, y >= 0
+	case Gamma:
+		return y, 0, y > 0
+	}
 	if f == LogNormal {
 		if !(y > 0) {
 			return 0, 0, false
@@ -153,10 +180,15 @@ func normalCRPSGrad(loc, ls, t float64) (g0, g1 float64) {
 // FitMarginal returns the maximum-likelihood parameters (loc, log scale) of family f
 // for the observations y with weights w (nil = all 1): the weighted mean and the
 // weighted standard deviation with divisor sum(w) of y (Normal) or log y (LogNormal).
-// NGBoost starts boosting from them, for every row.
+// NGBoost starts boosting from them, for every row. For the Exponential and the Gamma
+// it returns their boosted parameters (log Scale, 0) and (log α, log β) of the weighted
+// maximum-likelihood fit, as the reference's marginal fits.
 func FitMarginal(f Family, y, w []float64) ([2]float64, error) {
 	if w != nil && len(w) != len(y) {
 		panic("ngboost: FitMarginal: len(w) != len(y)")
+	}
+	if f.durationFamily() {
+		return fitMarginalDuration(f, y, w)
 	}
 	var sw, mean float64
 	for i, yi := range y {

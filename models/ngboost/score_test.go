@@ -236,8 +236,8 @@ func TestDistAgainstGonum(t *testing.T) {
 			d   Dist
 			ref ref
 		}{
-			{Dist{Normal, pt.loc, sigma}, distuv.Normal{Mu: pt.loc, Sigma: sigma}},
-			{Dist{LogNormal, pt.loc, sigma}, distuv.LogNormal{Mu: pt.loc, Sigma: sigma}},
+			{Dist{Family: Normal, Loc: pt.loc, Scale: sigma}, distuv.Normal{Mu: pt.loc, Sigma: sigma}},
+			{Dist{Family: LogNormal, Loc: pt.loc, Scale: sigma}, distuv.LogNormal{Mu: pt.loc, Sigma: sigma}},
 		}
 		for _, c := range cases {
 			check := func(name string, got, want float64) {
@@ -260,7 +260,7 @@ func TestDistAgainstGonum(t *testing.T) {
 			check("LogScore", LogScore.Score(c.d.Family, c.d.params(), pt.y), -c.d.LogPDF(pt.y))
 		}
 	}
-	if d := (Dist{LogNormal, 0, 1}); !math.IsInf(d.LogPDF(0), -1) || d.CDF(-1) != 0 || !math.IsInf(LogScore.Score(LogNormal, d.params(), 0), 1) {
+	if d := (Dist{Family: LogNormal, Loc: 0, Scale: 1}); !math.IsInf(d.LogPDF(0), -1) || d.CDF(-1) != 0 || !math.IsInf(LogScore.Score(LogNormal, d.params(), 0), 1) {
 		t.Errorf("LogNormal outside its support: LogPDF(0) = %v, CDF(-1) = %v", d.LogPDF(0), d.CDF(-1))
 	}
 }
@@ -310,7 +310,7 @@ func TestFitMarginal(t *testing.T) {
 
 func TestParseNames(t *testing.T) {
 	t.Parallel()
-	for _, f := range allFamilies {
+	for _, f := range []Family{Normal, LogNormal, Exponential, Gamma} {
 		if got, err := ParseFamily(f.String()); err != nil || got != f {
 			t.Errorf("ParseFamily(%q) = %v, %v", f.String(), got, err)
 		}
@@ -326,8 +326,8 @@ func TestParseNames(t *testing.T) {
 	if got := ScoreRule(7).String(); got != "ScoreRule(7)" {
 		t.Errorf("ScoreRule(7).String() = %q", got)
 	}
-	if _, err := ParseFamily("gamma"); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("ParseFamily(gamma) = %v, want ErrInvalidConfig", err)
+	if _, err := ParseFamily("weibull"); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("ParseFamily(weibull) = %v, want ErrInvalidConfig", err)
 	}
 	if _, err := ParseScoreRule("mse"); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("ParseScoreRule(mse) = %v, want ErrInvalidConfig", err)
