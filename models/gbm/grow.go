@@ -679,7 +679,7 @@ func (g *grower) histWorkers(n int) int {
 	workers = max(1, min(workers, len(g.feats)))
 	for len(g.scratch) < 2*workers {
 		g.scratch = append(g.scratch, [256]scratchBin{}, [256]scratchBin{})
-		g.cscratch = append(g.cscratch, [256]constScratchBin{}, [256]constScratchBin{})
+		g.cscratch = append(g.cscratch, make([][256]constScratchBin, 4)...)
 	}
 	return workers
 }
@@ -698,34 +698,72 @@ func (g *grower) buildHistConstHess(rows []int32, all bool, hist []hbin) {
 	}
 	hv := g.hess[0]
 	workers := g.histWorkers(len(rows))
-	// Features go in pairs, so that one pass over the rows loads each row index and
-	// gradient once for two histograms.
-	nPairs := (len(g.feats) + 1) / 2
-	parallelFor(nPairs, workers, func(w, i int) {
-		f1 := g.feats[2*i]
-		sc1 := &g.cscratch[2*w]
-		col1 := d.bins[f1*d.nRows : (f1+1)*d.nRows]
-		clear(sc1[:d.feats[f1].nBins()])
-		if 2*i+1 == len(g.feats) {
-			if all {
-				accumulateAll(sc1, col1[:len(og)], og)
-			} else {
-				accumulateRows(sc1, col1, rows, og)
-			}
-		} else {
-			f2 := g.feats[2*i+1]
-			sc2 := &g.cscratch[2*w+1]
-			col2 := d.bins[f2*d.nRows : (f2+1)*d.nRows]
-			clear(sc2[:d.feats[f2].nBins()])
-			if all {
-				accumulateAll2(sc1, sc2, col1[:len(og)], col2[:len(og)], og)
-			} else {
-				accumulateRows2(sc1, sc2, col1, col2, rows, og)
-			}
-			copyConstHist(hist[d.histOffset[f2]:d.histOffset[f2+1]], sc2, hv)
+	// Features go in fours, so that one pass over the rows loads each row index and
+	// gradient once for four histograms; a shorter last group repeats its last
+	// feature into scratch histograms that are then dropped.
+	const group = 4
+	nGroups := (len(g.feats) + group - 1) / group
+	parallelFor(nGroups, workers, func(w, i int) {
+		var cols [group][]uint8
+		var fs [group]int
+		sc := (*[group][256]constScratchBin)(g.cscratch[group*w : group*w+group])
+		for j := range group {
+			fs[j] = g.feats[min(group*i+j, len(g.feats)-1)]
+			cols[j] = d.bins[fs[j]*d.nRows : (fs[j]+1)*d.nRows]
+			clear(sc[j][:d.feats[fs[j]].nBins()])
 		}
-		copyConstHist(hist[d.histOffset[f1]:d.histOffset[f1+1]], sc1, hv)
+		if all {
+			n := len(og)
+			accumulateAll4(sc, cols[0][:n], cols[1][:n], cols[2][:n], cols[3][:n], og)
+		} else {
+			accumulateRows4(sc, cols[0], cols[1], cols[2], cols[3], rows, og)
+		}
+		for j := range group {
+			if group*i+j < len(g.feats) {
+				copyConstHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j], hv)
+			}
+		}
 	})
+}
+
+// accumulateAll4 adds og[k] to bin cj[k] of sc[j] for the four columns cj and every
+// row k; the columns are as long as og.
+func accumulateAll4(sc *[4][256]constScratchBin, c0, c1, c2, c3 []uint8, og []float64) {
+	n := len(c0)
+	og, c1, c2, c3 = og[:n], c1[:n], c2[:n], c3[:n]
+	s0, s1, s2, s3 := &sc[0], &sc[1], &sc[2], &sc[3]
+	for k, b0 := range c0 {
+		v := og[k]
+		e0, e1, e2, e3 := &s0[b0], &s1[c1[k]], &s2[c2[k]], &s3[c3[k]]
+		e0.g += v
+		e0.n++
+		e1.g += v
+		e1.n++
+		e2.g += v
+		e2.n++
+		e3.g += v
+		e3.n++
+	}
+}
+
+// accumulateRows4 adds og[k] to bin cj[rows[k]] of sc[j] for the four columns cj.
+func accumulateRows4(sc *[4][256]constScratchBin, c0, c1, c2, c3 []uint8, rows []int32, og []float64) {
+	og = og[:len(rows)]
+	n := len(c0)
+	c1, c2, c3 = c1[:n], c2[:n], c3[:n]
+	s0, s1, s2, s3 := &sc[0], &sc[1], &sc[2], &sc[3]
+	for k, r := range rows {
+		v := og[k]
+		e0, e1, e2, e3 := &s0[c0[r]], &s1[c1[r]], &s2[c2[r]], &s3[c3[r]]
+		e0.g += v
+		e0.n++
+		e1.g += v
+		e1.n++
+		e2.g += v
+		e2.n++
+		e3.g += v
+		e3.n++
+	}
 }
 
 // copyConstHist sets h from the scratch histogram sc: the gradient sums, the counts
@@ -739,54 +777,6 @@ func copyConstHist(h []hbin, sc *[256]constScratchBin, hv float64) {
 }
 
 // accumulateAll adds og[k] to the bin col[k] of sc for every row k; len(col) ==
-// len(og).
-func accumulateAll(sc *[256]constScratchBin, col []uint8, og []float64) {
-	og = og[:len(col)]
-	for k, b := range col {
-		e := &sc[b]
-		e.g += og[k]
-		e.n++
-	}
-}
-
-// accumulateRows adds og[k] to the bin col[rows[k]] of sc.
-func accumulateRows(sc *[256]constScratchBin, col []uint8, rows []int32, og []float64) {
-	og = og[:len(rows)]
-	for k, r := range rows {
-		e := &sc[col[r]]
-		e.g += og[k]
-		e.n++
-	}
-}
-
-// accumulateAll2 is accumulateAll for two features at once.
-func accumulateAll2(sc1, sc2 *[256]constScratchBin, col1, col2 []uint8, og []float64) {
-	og = og[:len(col1)]
-	col2 = col2[:len(col1)]
-	for k, b1 := range col1 {
-		v := og[k]
-		e1, e2 := &sc1[b1], &sc2[col2[k]]
-		e1.g += v
-		e1.n++
-		e2.g += v
-		e2.n++
-	}
-}
-
-// accumulateRows2 is accumulateRows for two features at once.
-func accumulateRows2(sc1, sc2 *[256]constScratchBin, col1, col2 []uint8, rows []int32, og []float64) {
-	og = og[:len(rows)]
-	col2 = col2[:len(col1)]
-	for k, r := range rows {
-		v := og[k]
-		e1, e2 := &sc1[col1[r]], &sc2[col2[r]]
-		e1.g += v
-		e1.n++
-		e2.g += v
-		e2.n++
-	}
-}
-
 // findBest returns the best split of leaf l over the features in use. For each feature
 // it scans the value bins in order; when the leaf has missing values it tries them on
 // the right (including the split "all values left, NaN right") and on the left.
