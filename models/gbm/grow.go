@@ -586,32 +586,80 @@ func (g *grower) buildHist(l *leafState, hist []hbin) {
 	}
 	workers := g.histWorkers(len(rows))
 	// Accumulate in 256-entry scratch histograms indexed by the byte bin (no bounds
-	// checks, integer counts), two features per pass over the rows, then copy the
-	// features' bins out. Each bin still adds its rows in order, as LightGBM's do.
-	nPairs := (len(g.feats) + 1) / 2
-	parallelFor(nPairs, workers, func(w, i int) {
-		f1 := g.feats[2*i]
-		sc1, sc2 := &g.scratch[2*w], &g.scratch[2*w+1]
-		col1 := d.bins[f1*d.nRows : (f1+1)*d.nRows]
-		clear(sc1[:d.feats[f1].nBins()])
-		f2, col2 := -1, col1
-		if 2*i+1 < len(g.feats) {
-			f2 = g.feats[2*i+1]
-			col2 = d.bins[f2*d.nRows : (f2+1)*d.nRows]
+	// checks, integer counts), four features per pass over the rows, then copy the
+	// features' bins out. Each bin still adds its rows in order, as LightGBM's do. A
+	// shorter last group repeats its last feature into dropped scratch histograms.
+	const group = 4
+	nGroups := (len(g.feats) + group - 1) / group
+	parallelFor(nGroups, workers, func(w, i int) {
+		var cols [group][]uint8
+		var fs [group]int
+		sc := (*[group][256]scratchBin)(g.scratch[group*w : group*w+group])
+		for j := range group {
+			fs[j] = g.feats[min(group*i+j, len(g.feats)-1)]
+			cols[j] = d.bins[fs[j]*d.nRows : (fs[j]+1)*d.nRows]
+			clear(sc[j][:d.feats[fs[j]].nBins()])
 		}
-		// A lone last feature is accumulated twice into two scratch histograms,
-		// the second of which is dropped.
-		clear(sc2[:])
 		if all {
-			accumulateAllGH(sc1, sc2, col1[:len(gh)], col2[:len(gh)], gh)
+			n := len(gh)
+			accumulateAllGH4(sc, cols[0][:n], cols[1][:n], cols[2][:n], cols[3][:n], gh)
 		} else {
-			accumulateRowsGH(sc1, sc2, col1, col2, rows, gh)
+			accumulateRowsGH4(sc, cols[0], cols[1], cols[2], cols[3], rows, gh)
 		}
-		copyHist(hist[d.histOffset[f1]:d.histOffset[f1+1]], sc1)
-		if f2 >= 0 {
-			copyHist(hist[d.histOffset[f2]:d.histOffset[f2+1]], sc2)
+		for j := range group {
+			if group*i+j < len(g.feats) {
+				copyHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j])
+			}
 		}
 	})
+}
+
+// accumulateAllGH4 adds gh[k] to bin cj[k] of sc[j] for the four columns cj and
+// every row k; the columns are as long as gh.
+func accumulateAllGH4(sc *[4][256]scratchBin, c0, c1, c2, c3 []uint8, gh []gradPair) {
+	n := len(c0)
+	gh, c1, c2, c3 = gh[:n], c1[:n], c2[:n], c3[:n]
+	s0, s1, s2, s3 := &sc[0], &sc[1], &sc[2], &sc[3]
+	for k, b0 := range c0 {
+		v := gh[k]
+		e0, e1, e2, e3 := &s0[b0], &s1[c1[k]], &s2[c2[k]], &s3[c3[k]]
+		e0.g += v.g
+		e0.h += v.h
+		e0.n++
+		e1.g += v.g
+		e1.h += v.h
+		e1.n++
+		e2.g += v.g
+		e2.h += v.h
+		e2.n++
+		e3.g += v.g
+		e3.h += v.h
+		e3.n++
+	}
+}
+
+// accumulateRowsGH4 adds gh[k] to bin cj[rows[k]] of sc[j] for the four columns cj.
+func accumulateRowsGH4(sc *[4][256]scratchBin, c0, c1, c2, c3 []uint8, rows []int32, gh []gradPair) {
+	gh = gh[:len(rows)]
+	n := len(c0)
+	c1, c2, c3 = c1[:n], c2[:n], c3[:n]
+	s0, s1, s2, s3 := &sc[0], &sc[1], &sc[2], &sc[3]
+	for k, r := range rows {
+		v := gh[k]
+		e0, e1, e2, e3 := &s0[c0[r]], &s1[c1[r]], &s2[c2[r]], &s3[c3[r]]
+		e0.g += v.g
+		e0.h += v.h
+		e0.n++
+		e1.g += v.g
+		e1.h += v.h
+		e1.n++
+		e2.g += v.g
+		e2.h += v.h
+		e2.n++
+		e3.g += v.g
+		e3.h += v.h
+		e3.n++
+	}
 }
 
 // copyHist copies the scratch histogram sc into h.
@@ -623,39 +671,7 @@ func copyHist(h []hbin, sc *[256]scratchBin) {
 }
 
 // accumulateAllGH adds gh[k] to the bins col1[k] of sc1 and col2[k] of sc2 for every
-// row k; the columns are as long as gh.
-func accumulateAllGH(sc1, sc2 *[256]scratchBin, col1, col2 []uint8, gh []gradPair) {
-	gh = gh[:len(col1)]
-	col2 = col2[:len(col1)]
-	for k, b1 := range col1 {
-		v := gh[k]
-		e1, e2 := &sc1[b1], &sc2[col2[k]]
-		e1.g += v.g
-		e1.h += v.h
-		e1.n++
-		e2.g += v.g
-		e2.h += v.h
-		e2.n++
-	}
-}
-
 // accumulateRowsGH adds gh[k] to the bins col1[rows[k]] of sc1 and col2[rows[k]] of
-// sc2.
-func accumulateRowsGH(sc1, sc2 *[256]scratchBin, col1, col2 []uint8, rows []int32, gh []gradPair) {
-	gh = gh[:len(rows)]
-	col2 = col2[:len(col1)]
-	for k, r := range rows {
-		v := gh[k]
-		e1, e2 := &sc1[col1[r]], &sc2[col2[r]]
-		e1.g += v.g
-		e1.h += v.h
-		e1.n++
-		e2.g += v.g
-		e2.h += v.h
-		e2.n++
-	}
-}
-
 // scratchBin is an entry of the scratch histograms of buildHist.
 type scratchBin struct {
 	g, h float64
@@ -677,8 +693,8 @@ func (g *grower) histWorkers(n int) int {
 		workers = 1
 	}
 	workers = max(1, min(workers, len(g.feats)))
-	for len(g.scratch) < 2*workers {
-		g.scratch = append(g.scratch, [256]scratchBin{}, [256]scratchBin{})
+	for len(g.scratch) < 4*workers {
+		g.scratch = append(g.scratch, make([][256]scratchBin, 4)...)
 		g.cscratch = append(g.cscratch, make([][256]constScratchBin, 4)...)
 	}
 	return workers
