@@ -156,6 +156,14 @@ type splitInfo struct {
 	lOut, rOut  float64 // the children's outputs (leaf values before shrinkage)
 }
 
+// b2i is 1 for true and 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // leafState is a leaf of the tree being grown.
 type leafState struct {
 	begin, end int // its rows are idx[begin:end]
@@ -438,28 +446,30 @@ func (g *grower) split(spec *treeSpec, li int) {
 	nan := uint8(fb.nanBin())
 	bin := uint8(s.bin)
 	rows := g.idx[l.begin:l.end]
-	nl, nr := 0, 0
-	cat := fb.isCat()
-	for _, r := range rows {
-		b := col[r]
-		var left bool
+	// goLeft[b] is 1 when bin b goes left; the loop then has no branch on the side,
+	// which is a coin flip for the branch predictor.
+	var goLeft [256]int
+	for b := range fb.nBins() {
 		switch {
-		case cat:
-			left = inLeft[b]
-		case b == nan:
-			left = s.defaultLeft
+		case fb.isCat():
+			goLeft[b] = b2i(inLeft[b])
+		case b == int(nan):
+			goLeft[b] = b2i(s.defaultLeft)
 		default:
-			left = b <= bin
-		}
-		if left {
-			rows[nl] = r
-			nl++
-		} else {
-			g.tmp[nr] = r
-			nr++
+			goLeft[b] = b2i(b <= int(bin))
 		}
 	}
-	copy(rows[nl:], g.tmp[:nr])
+	nl, nr := 0, 0
+	tmp := g.tmp[:len(rows)]
+	for _, r := range rows {
+		// rows[nl] has been read already (nl is at most the current index).
+		x := goLeft[col[r]]
+		rows[nl] = r
+		tmp[nr] = r
+		nl += x
+		nr += 1 - x
+	}
+	copy(rows[nl:], tmp[:nr])
 
 	// The children's sums come from the split search; their row counts from the
 	// partition (LightGBM's leaf_count), which for weighted rows the hessian estimates
@@ -486,13 +496,20 @@ func (g *grower) split(spec *treeSpec, li int) {
 	g.buildHist(&g.leaves[small], smallHist)
 	g.fixHist(&g.leaves[small], smallHist)
 	if largeOK {
+		// Fit's search estimates counts from hessians; only GrowTree's reads n.
+		withN := !g.cfg.lightGBMCounts
 		for _, f := range g.feats {
 			lo, hi := d.histOffset[f], d.histOffset[f+1]
 			p, c := parentHist[lo:hi], smallHist[lo:hi]
+			c = c[:len(p)]
 			for b := range p {
 				p[b].g -= c[b].g
 				p[b].h -= c[b].h
-				p[b].n -= c[b].n
+			}
+			if withN {
+				for b := range p {
+					p[b].n -= c[b].n
+				}
 			}
 		}
 		g.leaves[large].hist = parentHist
