@@ -15,10 +15,13 @@
 // score), "binary" (log loss on labels 0/1, sigmoid link: the prediction is
 // P(y=1) = 1/(1+exp(-raw)); is_unbalance and scale_pos_weight weight the classes) and
 // "poisson" (counts, log link: the prediction is exp(raw); the hessian is
-// exp(raw + poisson_max_delta_step)), or any loss given as a gradient/hessian callback
-// (the prediction is then the raw score). The initial score is LightGBM's
-// boost_from_average (the weighted mean, its log-odds or its log), folded into the
-// first tree.
+// exp(raw + poisson_max_delta_step)), "regression_l1" and "quantile" (absolute and
+// pinball loss: after each tree is grown its leaves are set to the median or alpha
+// quantile of their rows' residuals, LightGBM's RenewTreeOutput; unweighted rows
+// only) and "huber" (squared error within alpha, linear beyond), or any loss given as
+// a gradient/hessian callback (the prediction is then the raw score). The initial
+// score is LightGBM's boost_from_average (the weighted mean, its log-odds, its log,
+// or the median or alpha quantile), folded into the first tree.
 //
 // Models read from LightGBM files may also use regression_l1, huber, fair, quantile and
 // mape (identity; "sqrt" squares the output), cross_entropy (sigmoid), poisson, gamma and

@@ -303,4 +303,8 @@ func TestParseParamsLightGBMOptions(t *testing.T) {
 	if _, err := Fit(x, []float64{0, 0, 0, 0}, nil, Config{Objective: ObjectivePoisson}); !errors.Is(err, ErrBadData) {
 		t.Errorf("poisson on zero counts: error %v, want ErrBadData", err)
 	}
+	// LightGBM's weighted percentiles are not implemented: refused, not approximated.
+	if _, err := Fit(x, []float64{1, 2, 3, 4}, []float64{1, 2, 1, 2}, Config{Objective: ObjectiveQuantile}); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("weighted quantile: error %v, want ErrBadConfig", err)
+	}
 }

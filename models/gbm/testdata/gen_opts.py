@@ -33,6 +33,11 @@ CASES = {
     "bin_weighted": ("yb", True, f"objective=binary {BASE} scale_pos_weight=1.5"),
     "poisson": ("yc", False, f"objective=poisson {BASE}"),
     "poisson_weighted": ("yc", True, f"objective=poisson {BASE} poisson_max_delta_step=0.3 max_delta_step=0.8"),
+    "l1": ("y", False, f"objective=regression_l1 {BASE}"),
+    "huber": ("y", False, f"objective=huber {BASE} alpha=1.5"),
+    "huber_weighted": ("y", True, f"objective=huber {BASE}"),
+    "quantile": ("y", False, f"objective=quantile {BASE} alpha=0.3"),
+    "quantile_l2": ("y", False, f"objective=quantile {BASE} alpha=0.8 lambda_l2=2"),
 }
 
 COMMON = "num_threads=1 deterministic=true force_col_wise=true precise_float_parser=true verbosity=-1"
