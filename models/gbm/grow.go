@@ -57,6 +57,13 @@ type TreeConfig struct {
 	// the sorted categories and on the right of a split; 0 means 100.
 	MinDataPerGroup int
 
+	// MonotoneConstraints, when not nil, holds one of -1, 0, 1 per feature (LightGBM
+	// monotone_constraints with its "basic" method): predictions may only decrease,
+	// freely move, or increase with the feature. A split on a constrained feature
+	// bounds its children's outputs at the mean of the two, and every output is kept
+	// within its leaf's bounds. Categorical features must have 0.
+	MonotoneConstraints []int
+
 	// lightGBMCounts makes the split search count a histogram bin's rows from its
 	// hessian sum, RoundInt(H_b·n/H), as LightGBM does; Fit sets it so that its trees
 	// are LightGBM's. GrowTree counts rows.
@@ -170,6 +177,7 @@ type leafState struct {
 	g, h       float64
 	n          int
 	out        float64 // the leaf's value, set when its parent was split
+	cmin, cmax float64 // the leaf's output bounds under monotone constraints
 	depth      int
 	hist       []hbin // nil when the leaf will not be split
 	best       splitInfo
@@ -247,6 +255,19 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 	if len(grad) != d.nRows || len(hess) != d.nRows {
 		return nil, fmt.Errorf("%w: %d gradients and %d hessians for %d rows", ErrBadData, len(grad), len(hess), d.nRows)
 	}
+	if mc := cfg.MonotoneConstraints; mc != nil {
+		if len(mc) != d.nFeatures {
+			return nil, fmt.Errorf("%w: %d monotone constraints for %d features", ErrBadConfig, len(mc), d.nFeatures)
+		}
+		for f, c := range mc {
+			if c < -1 || c > 1 {
+				return nil, fmt.Errorf("%w: monotone constraint %d of feature %d, want -1, 0 or 1", ErrBadConfig, c, f)
+			}
+			if c != 0 && d.feats[f].isCat() {
+				return nil, fmt.Errorf("%w: monotone constraint on categorical feature %d", ErrBadConfig, f)
+			}
+		}
+	}
 	constHess := true
 	for i := range grad {
 		if math.IsNaN(grad[i]) || math.IsInf(grad[i], 0) {
@@ -320,6 +341,7 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 		root.h += g.hess[r]
 	}
 	root.n = len(g.idx)
+	root.cmin, root.cmax = math.Inf(-1), math.Inf(1)
 	root.out = regParams{l1: cfg.LambdaL1, l2: cfg.LambdaL2, maxDelta: cfg.MaxDeltaStep}.output(root.g, root.h)
 	if !(root.h+cfg.LambdaL2 > 0) {
 		return nil, fmt.Errorf("%w: sum of hessians plus lambda_l2 is %v, want > 0", ErrBadData, root.h+cfg.LambdaL2)
@@ -474,8 +496,21 @@ func (g *grower) split(spec *treeSpec, li int) {
 	// The children's sums come from the split search; their row counts from the
 	// partition (LightGBM's leaf_count), which for weighted rows the hessian estimates
 	// of the search only approximate.
-	left := leafState{begin: l.begin, end: l.begin + nl, g: s.lg, h: s.lh, n: nl, out: s.lOut, depth: l.depth + 1}
-	right := leafState{begin: l.begin + nl, end: l.end, g: s.rg, h: s.rh, n: nr, out: s.rOut, depth: l.depth + 1}
+	left := leafState{begin: l.begin, end: l.begin + nl, g: s.lg, h: s.lh, n: nl, out: s.lOut, depth: l.depth + 1,
+		cmin: l.cmin, cmax: l.cmax}
+	right := leafState{begin: l.begin + nl, end: l.end, g: s.rg, h: s.rh, n: nr, out: s.rOut, depth: l.depth + 1,
+		cmin: l.cmin, cmax: l.cmax}
+	if mc := g.cfg.MonotoneConstraints; mc != nil && !fb.isCat() && mc[s.feature] != 0 {
+		// LightGBM's BasicLeafConstraints::Update: the children meet at the mean.
+		mid := (s.lOut + s.rOut) / 2
+		if mc[s.feature] < 0 {
+			left.cmin = max(left.cmin, mid)
+			right.cmax = min(right.cmax, mid)
+		} else {
+			left.cmax = min(left.cmax, mid)
+			right.cmin = max(right.cmin, mid)
+		}
+	}
 	parentHist, parentSkip := l.hist, l.unsplittable
 	g.leaves[li] = left
 	g.leaves = append(g.leaves, right)

@@ -42,6 +42,7 @@ func init() {
 		"is_unbalance":            {"unbalance", "unbalanced_sets"},
 		"poisson_max_delta_step":  nil,
 		"alpha":                   nil,
+		"monotone_constraints":    {"mc", "monotone_constraint", "monotonic_cst"},
 	} {
 		paramAliases[name] = name
 		for _, a := range aliases {
@@ -221,6 +222,16 @@ func ParseParams(params map[string]string) (Config, error) {
 				c.IsUnbalance = false
 			default:
 				err = bad("true or false")
+			}
+		case "monotone_constraints":
+			c.MonotoneConstraints = nil
+			for v := range strings.SplitSeq(val, ",") {
+				k, perr := strconv.Atoi(strings.TrimSpace(v))
+				if perr != nil || k < -1 || k > 1 {
+					err = bad("-1, 0 or 1 for every feature, comma-separated")
+					break
+				}
+				c.MonotoneConstraints = append(c.MonotoneConstraints, k)
 			}
 		case "alpha":
 			err = floatVal(&c.Alpha, 0, math.MaxFloat64, true)

@@ -123,6 +123,9 @@ type Config struct {
 	// PoissonMaxDeltaStep is LightGBM's poisson_max_delta_step: the poisson hessian
 	// is exp(score + it), which damps the first steps; 0 means 0.7.
 	PoissonMaxDeltaStep float64
+	// MonotoneConstraints holds -1, 0 or 1 per column (LightGBM monotone_constraints,
+	// basic method); see TreeConfig. nil means none.
+	MonotoneConstraints []int
 	// Alpha is the threshold of the huber objective and the quantile of the quantile
 	// objective (LightGBM alpha); 0 means 0.9.
 	Alpha float64
@@ -247,6 +250,7 @@ func (c Config) treeConfig() TreeConfig {
 		CatL2:               c.CatL2,
 		MaxCatThreshold:     c.MaxCatThreshold,
 		MinDataPerGroup:     c.MinDataPerGroup,
+		MonotoneConstraints: c.MonotoneConstraints,
 		lightGBMCounts:      true,
 	}
 }
