@@ -370,7 +370,9 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 		if best < 0 {
 			break
 		}
-		g.split(spec, best)
+		// After the split that reaches NumLeaves no leaf is split again, so its
+		// children need no histograms (LightGBM's loop stops there too).
+		g.split(spec, best, len(g.leaves)+1 < cfg.NumLeaves)
 	}
 
 	spec.numLeaves = len(g.leaves)
@@ -394,7 +396,9 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 // split splits leaf li by its best split: the leaf keeps index li for its left child
 // and the right child becomes leaf len(g.leaves), and the new internal node gets index
 // len(g.leaves)-1, as LightGBM's Tree::Split numbers them.
-func (g *grower) split(spec *treeSpec, li int) {
+//
+// With more false the children get no histograms or best splits.
+func (g *grower) split(spec *treeSpec, li int, more bool) {
 	d := g.d
 	l := g.leaves[li]
 	s := l.best
@@ -523,7 +527,7 @@ func (g *grower) split(spec *treeSpec, li int) {
 		small, large = newLeaf, li
 	}
 	smallOK, largeOK := g.splittable(&g.leaves[small]), g.splittable(&g.leaves[large])
-	if !smallOK && !largeOK {
+	if !more || (!smallOK && !largeOK) {
 		g.free = append(g.free, parentHist)
 		return
 	}
