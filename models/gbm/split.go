@@ -157,12 +157,12 @@ func (g *grower) bestForFeature(l *leafState, f int) (best splitInfo, ok bool) {
 		numBin := len(h)
 		switch {
 		case numBin > 2 && fb.hasNaN:
-			g.scanNumerical(&st, h, p, true, true)
+			g.scanNumerical(&st, h, p, true, true, false)
 			g.scanNumerical(&st, h, p, false, true, fb.mostFreq == 0 && cfg.lightGBMCounts)
 		case !fb.hasNaN:
-			g.scanNumerical(&st, h, p, true, false)
+			g.scanNumerical(&st, h, p, true, false, false)
 		default:
-			g.scanNumerical(&st, h, p, true, false)
+			g.scanNumerical(&st, h, p, true, false, false)
 			st.out.defaultLeft = false
 		}
 	}
@@ -178,7 +178,7 @@ func (g *grower) bestForFeature(l *leafState, f int) (best splitInfo, ok bool) {
 //
 // skipBin0 is LightGBM's histogram without bin 0 (its most frequent bin): the forward
 // scan then starts from the leaf's sums minus every other bin.
-func (g *grower) scanNumerical(st *findState, h []hbin, p regParams, reverse, naAsMissing bool, skipBin0 ...bool) {
+func (g *grower) scanNumerical(st *findState, h []hbin, p regParams, reverse, naAsMissing, skipBin0 bool) {
 	cfg := g.cfg
 	minData, minH := cfg.MinDataInLeaf, cfg.MinSumHessianInLeaf
 	numBin := len(h)
@@ -260,7 +260,7 @@ func (g *grower) scanNumerical(st *findState, h []hbin, p regParams, reverse, na
 	} else {
 		lg, lh, lc := 0.0, kEpsilon, 0
 		t := 0
-		if len(skipBin0) > 0 && skipBin0[0] {
+		if skipBin0 {
 			lg, lh, lc = st.sumG, st.sumH-kEpsilon, st.num
 			for b := 1; b < numBin; b++ {
 				lg -= h[b].g
