@@ -22,7 +22,9 @@ import (
 // gbmParamHelp documents the --param keys of --algo gbm: LightGBM's parameter names,
 // each also accepted under LightGBM's aliases.
 var gbmParamHelp = map[string]string{
-	"objective":               "regression, binary (target 0/1) or poisson (counts, log link) (default regression)",
+	"objective":               "regression, binary (target 0/1), poisson (counts, log link), regression_l1, huber or quantile (default regression)",
+	"alpha":                   "huber threshold, or the quantile of objective quantile (default 0.9)",
+	"monotone_constraints":    "-1, 0 or 1 per feature column, comma-separated: predictions fall, move freely or rise with it (default none)",
 	"num_iterations":          "boosting rounds; aliases n_estimators, num_round, ... (default 100)",
 	"learning_rate":           "shrinkage of every tree; alias eta (default 0.1)",
 	"num_leaves":              "maximum leaves per tree (default 31)",

@@ -280,7 +280,7 @@ func TestFitGBMUsageErrors(t *testing.T) {
 		{"bad value", []string{"--param", "num_leaves=1"}, "num_leaves"},
 		{"alias twice", []string{"--param", "eta=0.1", "--param", "learning_rate=0.2"}, "learning_rate"},
 		{"early stopping without valid", []string{"--param", "early_stopping_round=3"}, "--valid"},
-		{"unsupported objective", []string{"--param", "objective=huber"}, "huber"},
+		{"unsupported objective", []string{"--param", "objective=tweedie"}, "tweedie"},
 		{"unknown weight column", []string{"--param", "weight_column=name:nope"}, "nope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

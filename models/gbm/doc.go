@@ -15,10 +15,13 @@
 // score), "binary" (log loss on labels 0/1, sigmoid link: the prediction is
 // P(y=1) = 1/(1+exp(-raw)); is_unbalance and scale_pos_weight weight the classes) and
 // "poisson" (counts, log link: the prediction is exp(raw); the hessian is
-// exp(raw + poisson_max_delta_step)), or any loss given as a gradient/hessian callback
-// (the prediction is then the raw score). The initial score is LightGBM's
-// boost_from_average (the weighted mean, its log-odds or its log), folded into the
-// first tree.
+// exp(raw + poisson_max_delta_step)), "regression_l1" and "quantile" (absolute and
+// pinball loss: after each tree is grown its leaves are set to the median or alpha
+// quantile of their rows' residuals, LightGBM's RenewTreeOutput; unweighted rows
+// only) and "huber" (squared error within alpha, linear beyond), or any loss given as
+// a gradient/hessian callback (the prediction is then the raw score). The initial
+// score is LightGBM's boost_from_average (the weighted mean, its log-odds, its log,
+// or the median or alpha quantile), folded into the first tree.
 //
 // Models read from LightGBM files may also use regression_l1, huber, fair, quantile and
 // mape (identity; "sqrt" squares the output), cross_entropy (sigmoid), poisson, gamma and
@@ -42,9 +45,12 @@
 // prefix of its categories sorted by G/(H + cat_smooth) with cat_l2 and
 // min_data_per_group; gains and outputs use lambda_l1, lambda_l2, max_delta_step and
 // min_gain_to_split as LightGBM does, with its kEpsilon on hessian sums and its
-// tie-breaking. Fit also keeps labels, weights, gradients and hessians in float32 and
-// estimates a bin's rows from its hessians, as LightGBM does, so that on data LightGBM
-// bins alike it grows LightGBM's trees (testdata/gen_cat.py pins this to 1e-12).
+// tie-breaking; monotone_constraints follow LightGBM's basic method. Fit also keeps
+// labels, weights, gradients and hessians in float32 and estimates a bin's rows from
+// its hessians, as LightGBM does, so that on data LightGBM bins alike (numerical bin
+// edges are this package's quantile midpoints, not LightGBM's; they agree when every
+// distinct value has a bin) it grows LightGBM's trees: testdata/gen_cat.py and
+// gen_opts.py pin the raw scores, equal to the bit on amd64.
 //
 // # Conventions
 //
@@ -52,7 +58,9 @@
 // Predictions are written into a slice named dst: nil means allocate, a wrong length
 // panics, as does a matrix without NFeatures columns. Multiclass outputs are row-major,
 // NClasses values per row. A numerical split sends x left when x <= threshold, as
-// LightGBM does. Missing values follow each split's learned default direction. Like
+// LightGBM does. Missing values follow each split's learned default direction; a
+// feature without missing values in training gets LightGBM's missing type None, so
+// a NaN goes where 0 goes. Like
 // LightGBM's parsers and C API, training and prediction read every value with
 // |x| <= kZeroThreshold (1.0000000180025095e-35, LightGBM's 1e-35f) as 0, so a row at
 // exactly ±kZeroThreshold takes the branch of 0 (the compiled walks move thresholds

@@ -57,6 +57,13 @@ type TreeConfig struct {
 	// the sorted categories and on the right of a split; 0 means 100.
 	MinDataPerGroup int
 
+	// MonotoneConstraints, when not nil, holds one of -1, 0, 1 per feature (LightGBM
+	// monotone_constraints with its "basic" method): predictions may only decrease,
+	// freely move, or increase with the feature. A split on a constrained feature
+	// bounds its children's outputs at the mean of the two, and every output is kept
+	// within its leaf's bounds. Categorical features must have 0.
+	MonotoneConstraints []int
+
 	// lightGBMCounts makes the split search count a histogram bin's rows from its
 	// hessian sum, RoundInt(H_b·n/H), as LightGBM does; Fit sets it so that its trees
 	// are LightGBM's. GrowTree counts rows.
@@ -156,12 +163,21 @@ type splitInfo struct {
 	lOut, rOut  float64 // the children's outputs (leaf values before shrinkage)
 }
 
+// b2i is 1 for true and 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // leafState is a leaf of the tree being grown.
 type leafState struct {
 	begin, end int // its rows are idx[begin:end]
 	g, h       float64
 	n          int
 	out        float64 // the leaf's value, set when its parent was split
+	cmin, cmax float64 // the leaf's output bounds under monotone constraints
 	depth      int
 	hist       []hbin // nil when the leaf will not be split
 	best       splitInfo
@@ -239,6 +255,19 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 	if len(grad) != d.nRows || len(hess) != d.nRows {
 		return nil, fmt.Errorf("%w: %d gradients and %d hessians for %d rows", ErrBadData, len(grad), len(hess), d.nRows)
 	}
+	if mc := cfg.MonotoneConstraints; mc != nil {
+		if len(mc) != d.nFeatures {
+			return nil, fmt.Errorf("%w: %d monotone constraints for %d features", ErrBadConfig, len(mc), d.nFeatures)
+		}
+		for f, c := range mc {
+			if c < -1 || c > 1 {
+				return nil, fmt.Errorf("%w: monotone constraint %d of feature %d, want -1, 0 or 1", ErrBadConfig, c, f)
+			}
+			if c != 0 && d.feats[f].isCat() {
+				return nil, fmt.Errorf("%w: monotone constraint on categorical feature %d", ErrBadConfig, f)
+			}
+		}
+	}
 	constHess := true
 	for i := range grad {
 		if math.IsNaN(grad[i]) || math.IsInf(grad[i], 0) {
@@ -312,6 +341,7 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 		root.h += g.hess[r]
 	}
 	root.n = len(g.idx)
+	root.cmin, root.cmax = math.Inf(-1), math.Inf(1)
 	root.out = regParams{l1: cfg.LambdaL1, l2: cfg.LambdaL2, maxDelta: cfg.MaxDeltaStep}.output(root.g, root.h)
 	if !(root.h+cfg.LambdaL2 > 0) {
 		return nil, fmt.Errorf("%w: sum of hessians plus lambda_l2 is %v, want > 0", ErrBadData, root.h+cfg.LambdaL2)
@@ -340,7 +370,9 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 		if best < 0 {
 			break
 		}
-		g.split(spec, best)
+		// After the split that reaches NumLeaves no leaf is split again, so its
+		// children need no histograms (LightGBM's loop stops there too).
+		g.split(spec, best, len(g.leaves)+1 < cfg.NumLeaves)
 	}
 
 	spec.numLeaves = len(g.leaves)
@@ -364,7 +396,9 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 // split splits leaf li by its best split: the leaf keeps index li for its left child
 // and the right child becomes leaf len(g.leaves), and the new internal node gets index
 // len(g.leaves)-1, as LightGBM's Tree::Split numbers them.
-func (g *grower) split(spec *treeSpec, li int) {
+//
+// With more false the children get no histograms or best splits.
+func (g *grower) split(spec *treeSpec, li int, more bool) {
 	d := g.d
 	l := g.leaves[li]
 	s := l.best
@@ -438,34 +472,49 @@ func (g *grower) split(spec *treeSpec, li int) {
 	nan := uint8(fb.nanBin())
 	bin := uint8(s.bin)
 	rows := g.idx[l.begin:l.end]
-	nl, nr := 0, 0
-	cat := fb.isCat()
-	for _, r := range rows {
-		b := col[r]
-		var left bool
+	// goLeft[b] is 1 when bin b goes left; the loop then has no branch on the side,
+	// which is a coin flip for the branch predictor.
+	var goLeft [256]int
+	for b := range fb.nBins() {
 		switch {
-		case cat:
-			left = inLeft[b]
-		case b == nan:
-			left = s.defaultLeft
+		case fb.isCat():
+			goLeft[b] = b2i(inLeft[b])
+		case b == int(nan):
+			goLeft[b] = b2i(s.defaultLeft)
 		default:
-			left = b <= bin
-		}
-		if left {
-			rows[nl] = r
-			nl++
-		} else {
-			g.tmp[nr] = r
-			nr++
+			goLeft[b] = b2i(b <= int(bin))
 		}
 	}
-	copy(rows[nl:], g.tmp[:nr])
+	nl, nr := 0, 0
+	tmp := g.tmp[:len(rows)]
+	for _, r := range rows {
+		// rows[nl] has been read already (nl is at most the current index).
+		x := goLeft[col[r]]
+		rows[nl] = r
+		tmp[nr] = r
+		nl += x
+		nr += 1 - x
+	}
+	copy(rows[nl:], tmp[:nr])
 
 	// The children's sums come from the split search; their row counts from the
 	// partition (LightGBM's leaf_count), which for weighted rows the hessian estimates
 	// of the search only approximate.
-	left := leafState{begin: l.begin, end: l.begin + nl, g: s.lg, h: s.lh, n: nl, out: s.lOut, depth: l.depth + 1}
-	right := leafState{begin: l.begin + nl, end: l.end, g: s.rg, h: s.rh, n: nr, out: s.rOut, depth: l.depth + 1}
+	left := leafState{begin: l.begin, end: l.begin + nl, g: s.lg, h: s.lh, n: nl, out: s.lOut, depth: l.depth + 1,
+		cmin: l.cmin, cmax: l.cmax}
+	right := leafState{begin: l.begin + nl, end: l.end, g: s.rg, h: s.rh, n: nr, out: s.rOut, depth: l.depth + 1,
+		cmin: l.cmin, cmax: l.cmax}
+	if mc := g.cfg.MonotoneConstraints; mc != nil && !fb.isCat() && mc[s.feature] != 0 {
+		// LightGBM's BasicLeafConstraints::Update: the children meet at the mean.
+		mid := (s.lOut + s.rOut) / 2
+		if mc[s.feature] < 0 {
+			left.cmin = max(left.cmin, mid)
+			right.cmax = min(right.cmax, mid)
+		} else {
+			left.cmax = min(left.cmax, mid)
+			right.cmin = max(right.cmin, mid)
+		}
+	}
 	parentHist, parentSkip := l.hist, l.unsplittable
 	g.leaves[li] = left
 	g.leaves = append(g.leaves, right)
@@ -478,7 +527,7 @@ func (g *grower) split(spec *treeSpec, li int) {
 		small, large = newLeaf, li
 	}
 	smallOK, largeOK := g.splittable(&g.leaves[small]), g.splittable(&g.leaves[large])
-	if !smallOK && !largeOK {
+	if !more || (!smallOK && !largeOK) {
 		g.free = append(g.free, parentHist)
 		return
 	}
@@ -486,13 +535,20 @@ func (g *grower) split(spec *treeSpec, li int) {
 	g.buildHist(&g.leaves[small], smallHist)
 	g.fixHist(&g.leaves[small], smallHist)
 	if largeOK {
+		// Fit's search estimates counts from hessians; only GrowTree's reads n.
+		withN := !g.cfg.lightGBMCounts
 		for _, f := range g.feats {
 			lo, hi := d.histOffset[f], d.histOffset[f+1]
 			p, c := parentHist[lo:hi], smallHist[lo:hi]
+			c = c[:len(p)]
 			for b := range p {
 				p[b].g -= c[b].g
 				p[b].h -= c[b].h
-				p[b].n -= c[b].n
+			}
+			if withN {
+				for b := range p {
+					p[b].n -= c[b].n
+				}
 			}
 		}
 		g.leaves[large].hist = parentHist
@@ -586,32 +642,80 @@ func (g *grower) buildHist(l *leafState, hist []hbin) {
 	}
 	workers := g.histWorkers(len(rows))
 	// Accumulate in 256-entry scratch histograms indexed by the byte bin (no bounds
-	// checks, integer counts), two features per pass over the rows, then copy the
-	// features' bins out. Each bin still adds its rows in order, as LightGBM's do.
-	nPairs := (len(g.feats) + 1) / 2
-	parallelFor(nPairs, workers, func(w, i int) {
-		f1 := g.feats[2*i]
-		sc1, sc2 := &g.scratch[2*w], &g.scratch[2*w+1]
-		col1 := d.bins[f1*d.nRows : (f1+1)*d.nRows]
-		clear(sc1[:d.feats[f1].nBins()])
-		f2, col2 := -1, col1
-		if 2*i+1 < len(g.feats) {
-			f2 = g.feats[2*i+1]
-			col2 = d.bins[f2*d.nRows : (f2+1)*d.nRows]
+	// checks, integer counts), four features per pass over the rows, then copy the
+	// features' bins out. Each bin still adds its rows in order, as LightGBM's do. A
+	// shorter last group repeats its last feature into dropped scratch histograms.
+	const group = 4
+	nGroups := (len(g.feats) + group - 1) / group
+	parallelFor(nGroups, workers, func(w, i int) {
+		var cols [group][]uint8
+		var fs [group]int
+		sc := (*[group][256]scratchBin)(g.scratch[group*w : group*w+group])
+		for j := range group {
+			fs[j] = g.feats[min(group*i+j, len(g.feats)-1)]
+			cols[j] = d.bins[fs[j]*d.nRows : (fs[j]+1)*d.nRows]
+			clear(sc[j][:d.feats[fs[j]].nBins()])
 		}
-		// A lone last feature is accumulated twice into two scratch histograms,
-		// the second of which is dropped.
-		clear(sc2[:])
 		if all {
-			accumulateAllGH(sc1, sc2, col1[:len(gh)], col2[:len(gh)], gh)
+			n := len(gh)
+			accumulateAllGH4(sc, cols[0][:n], cols[1][:n], cols[2][:n], cols[3][:n], gh)
 		} else {
-			accumulateRowsGH(sc1, sc2, col1, col2, rows, gh)
+			accumulateRowsGH4(sc, cols[0], cols[1], cols[2], cols[3], rows, gh)
 		}
-		copyHist(hist[d.histOffset[f1]:d.histOffset[f1+1]], sc1)
-		if f2 >= 0 {
-			copyHist(hist[d.histOffset[f2]:d.histOffset[f2+1]], sc2)
+		for j := range group {
+			if group*i+j < len(g.feats) {
+				copyHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j])
+			}
 		}
 	})
+}
+
+// accumulateAllGH4 adds gh[k] to bin cj[k] of sc[j] for the four columns cj and
+// every row k; the columns are as long as gh.
+func accumulateAllGH4(sc *[4][256]scratchBin, c0, c1, c2, c3 []uint8, gh []gradPair) {
+	n := len(c0)
+	gh, c1, c2, c3 = gh[:n], c1[:n], c2[:n], c3[:n]
+	s0, s1, s2, s3 := &sc[0], &sc[1], &sc[2], &sc[3]
+	for k, b0 := range c0 {
+		v := gh[k]
+		e0, e1, e2, e3 := &s0[b0], &s1[c1[k]], &s2[c2[k]], &s3[c3[k]]
+		e0.g += v.g
+		e0.h += v.h
+		e0.n++
+		e1.g += v.g
+		e1.h += v.h
+		e1.n++
+		e2.g += v.g
+		e2.h += v.h
+		e2.n++
+		e3.g += v.g
+		e3.h += v.h
+		e3.n++
+	}
+}
+
+// accumulateRowsGH4 adds gh[k] to bin cj[rows[k]] of sc[j] for the four columns cj.
+func accumulateRowsGH4(sc *[4][256]scratchBin, c0, c1, c2, c3 []uint8, rows []int32, gh []gradPair) {
+	gh = gh[:len(rows)]
+	n := len(c0)
+	c1, c2, c3 = c1[:n], c2[:n], c3[:n]
+	s0, s1, s2, s3 := &sc[0], &sc[1], &sc[2], &sc[3]
+	for k, r := range rows {
+		v := gh[k]
+		e0, e1, e2, e3 := &s0[c0[r]], &s1[c1[r]], &s2[c2[r]], &s3[c3[r]]
+		e0.g += v.g
+		e0.h += v.h
+		e0.n++
+		e1.g += v.g
+		e1.h += v.h
+		e1.n++
+		e2.g += v.g
+		e2.h += v.h
+		e2.n++
+		e3.g += v.g
+		e3.h += v.h
+		e3.n++
+	}
 }
 
 // copyHist copies the scratch histogram sc into h.
@@ -623,39 +727,7 @@ func copyHist(h []hbin, sc *[256]scratchBin) {
 }
 
 // accumulateAllGH adds gh[k] to the bins col1[k] of sc1 and col2[k] of sc2 for every
-// row k; the columns are as long as gh.
-func accumulateAllGH(sc1, sc2 *[256]scratchBin, col1, col2 []uint8, gh []gradPair) {
-	gh = gh[:len(col1)]
-	col2 = col2[:len(col1)]
-	for k, b1 := range col1 {
-		v := gh[k]
-		e1, e2 := &sc1[b1], &sc2[col2[k]]
-		e1.g += v.g
-		e1.h += v.h
-		e1.n++
-		e2.g += v.g
-		e2.h += v.h
-		e2.n++
-	}
-}
-
 // accumulateRowsGH adds gh[k] to the bins col1[rows[k]] of sc1 and col2[rows[k]] of
-// sc2.
-func accumulateRowsGH(sc1, sc2 *[256]scratchBin, col1, col2 []uint8, rows []int32, gh []gradPair) {
-	gh = gh[:len(rows)]
-	col2 = col2[:len(col1)]
-	for k, r := range rows {
-		v := gh[k]
-		e1, e2 := &sc1[col1[r]], &sc2[col2[r]]
-		e1.g += v.g
-		e1.h += v.h
-		e1.n++
-		e2.g += v.g
-		e2.h += v.h
-		e2.n++
-	}
-}
-
 // scratchBin is an entry of the scratch histograms of buildHist.
 type scratchBin struct {
 	g, h float64
@@ -677,9 +749,9 @@ func (g *grower) histWorkers(n int) int {
 		workers = 1
 	}
 	workers = max(1, min(workers, len(g.feats)))
-	for len(g.scratch) < 2*workers {
-		g.scratch = append(g.scratch, [256]scratchBin{}, [256]scratchBin{})
-		g.cscratch = append(g.cscratch, [256]constScratchBin{}, [256]constScratchBin{})
+	for len(g.scratch) < 4*workers {
+		g.scratch = append(g.scratch, make([][256]scratchBin, 4)...)
+		g.cscratch = append(g.cscratch, make([][256]constScratchBin, 4)...)
 	}
 	return workers
 }
@@ -698,34 +770,72 @@ func (g *grower) buildHistConstHess(rows []int32, all bool, hist []hbin) {
 	}
 	hv := g.hess[0]
 	workers := g.histWorkers(len(rows))
-	// Features go in pairs, so that one pass over the rows loads each row index and
-	// gradient once for two histograms.
-	nPairs := (len(g.feats) + 1) / 2
-	parallelFor(nPairs, workers, func(w, i int) {
-		f1 := g.feats[2*i]
-		sc1 := &g.cscratch[2*w]
-		col1 := d.bins[f1*d.nRows : (f1+1)*d.nRows]
-		clear(sc1[:d.feats[f1].nBins()])
-		if 2*i+1 == len(g.feats) {
-			if all {
-				accumulateAll(sc1, col1[:len(og)], og)
-			} else {
-				accumulateRows(sc1, col1, rows, og)
-			}
-		} else {
-			f2 := g.feats[2*i+1]
-			sc2 := &g.cscratch[2*w+1]
-			col2 := d.bins[f2*d.nRows : (f2+1)*d.nRows]
-			clear(sc2[:d.feats[f2].nBins()])
-			if all {
-				accumulateAll2(sc1, sc2, col1[:len(og)], col2[:len(og)], og)
-			} else {
-				accumulateRows2(sc1, sc2, col1, col2, rows, og)
-			}
-			copyConstHist(hist[d.histOffset[f2]:d.histOffset[f2+1]], sc2, hv)
+	// Features go in fours, so that one pass over the rows loads each row index and
+	// gradient once for four histograms; a shorter last group repeats its last
+	// feature into scratch histograms that are then dropped.
+	const group = 4
+	nGroups := (len(g.feats) + group - 1) / group
+	parallelFor(nGroups, workers, func(w, i int) {
+		var cols [group][]uint8
+		var fs [group]int
+		sc := (*[group][256]constScratchBin)(g.cscratch[group*w : group*w+group])
+		for j := range group {
+			fs[j] = g.feats[min(group*i+j, len(g.feats)-1)]
+			cols[j] = d.bins[fs[j]*d.nRows : (fs[j]+1)*d.nRows]
+			clear(sc[j][:d.feats[fs[j]].nBins()])
 		}
-		copyConstHist(hist[d.histOffset[f1]:d.histOffset[f1+1]], sc1, hv)
+		if all {
+			n := len(og)
+			accumulateAll4(sc, cols[0][:n], cols[1][:n], cols[2][:n], cols[3][:n], og)
+		} else {
+			accumulateRows4(sc, cols[0], cols[1], cols[2], cols[3], rows, og)
+		}
+		for j := range group {
+			if group*i+j < len(g.feats) {
+				copyConstHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j], hv)
+			}
+		}
 	})
+}
+
+// accumulateAll4 adds og[k] to bin cj[k] of sc[j] for the four columns cj and every
+// row k; the columns are as long as og.
+func accumulateAll4(sc *[4][256]constScratchBin, c0, c1, c2, c3 []uint8, og []float64) {
+	n := len(c0)
+	og, c1, c2, c3 = og[:n], c1[:n], c2[:n], c3[:n]
+	s0, s1, s2, s3 := &sc[0], &sc[1], &sc[2], &sc[3]
+	for k, b0 := range c0 {
+		v := og[k]
+		e0, e1, e2, e3 := &s0[b0], &s1[c1[k]], &s2[c2[k]], &s3[c3[k]]
+		e0.g += v
+		e0.n++
+		e1.g += v
+		e1.n++
+		e2.g += v
+		e2.n++
+		e3.g += v
+		e3.n++
+	}
+}
+
+// accumulateRows4 adds og[k] to bin cj[rows[k]] of sc[j] for the four columns cj.
+func accumulateRows4(sc *[4][256]constScratchBin, c0, c1, c2, c3 []uint8, rows []int32, og []float64) {
+	og = og[:len(rows)]
+	n := len(c0)
+	c1, c2, c3 = c1[:n], c2[:n], c3[:n]
+	s0, s1, s2, s3 := &sc[0], &sc[1], &sc[2], &sc[3]
+	for k, r := range rows {
+		v := og[k]
+		e0, e1, e2, e3 := &s0[c0[r]], &s1[c1[r]], &s2[c2[r]], &s3[c3[r]]
+		e0.g += v
+		e0.n++
+		e1.g += v
+		e1.n++
+		e2.g += v
+		e2.n++
+		e3.g += v
+		e3.n++
+	}
 }
 
 // copyConstHist sets h from the scratch histogram sc: the gradient sums, the counts
@@ -739,54 +849,6 @@ func copyConstHist(h []hbin, sc *[256]constScratchBin, hv float64) {
 }
 
 // accumulateAll adds og[k] to the bin col[k] of sc for every row k; len(col) ==
-// len(og).
-func accumulateAll(sc *[256]constScratchBin, col []uint8, og []float64) {
-	og = og[:len(col)]
-	for k, b := range col {
-		e := &sc[b]
-		e.g += og[k]
-		e.n++
-	}
-}
-
-// accumulateRows adds og[k] to the bin col[rows[k]] of sc.
-func accumulateRows(sc *[256]constScratchBin, col []uint8, rows []int32, og []float64) {
-	og = og[:len(rows)]
-	for k, r := range rows {
-		e := &sc[col[r]]
-		e.g += og[k]
-		e.n++
-	}
-}
-
-// accumulateAll2 is accumulateAll for two features at once.
-func accumulateAll2(sc1, sc2 *[256]constScratchBin, col1, col2 []uint8, og []float64) {
-	og = og[:len(col1)]
-	col2 = col2[:len(col1)]
-	for k, b1 := range col1 {
-		v := og[k]
-		e1, e2 := &sc1[b1], &sc2[col2[k]]
-		e1.g += v
-		e1.n++
-		e2.g += v
-		e2.n++
-	}
-}
-
-// accumulateRows2 is accumulateRows for two features at once.
-func accumulateRows2(sc1, sc2 *[256]constScratchBin, col1, col2 []uint8, rows []int32, og []float64) {
-	og = og[:len(rows)]
-	col2 = col2[:len(col1)]
-	for k, r := range rows {
-		v := og[k]
-		e1, e2 := &sc1[col1[r]], &sc2[col2[r]]
-		e1.g += v
-		e1.n++
-		e2.g += v
-		e2.n++
-	}
-}
-
 // findBest returns the best split of leaf l over the features in use. For each feature
 // it scans the value bins in order; when the leaf has missing values it tries them on
 // the right (including the split "all values left, NaN right") and on the left.

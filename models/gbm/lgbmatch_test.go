@@ -303,4 +303,67 @@ func TestParseParamsLightGBMOptions(t *testing.T) {
 	if _, err := Fit(x, []float64{0, 0, 0, 0}, nil, Config{Objective: ObjectivePoisson}); !errors.Is(err, ErrBadData) {
 		t.Errorf("poisson on zero counts: error %v, want ErrBadData", err)
 	}
+	// LightGBM's weighted percentiles are not implemented: refused, not approximated.
+	if _, err := Fit(x, []float64{1, 2, 3, 4}, []float64{1, 2, 1, 2}, Config{Objective: ObjectiveQuantile}); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("weighted quantile: error %v, want ErrBadConfig", err)
+	}
+}
+
+// TestMonotoneConstraintsHold checks the property monotone_constraints promise, on
+// the model of case "monotone" of opt_cases.txt (x0 increasing, x1 decreasing):
+// moving x0 up never lowers a row's prediction and moving x1 up never raises it.
+func TestMonotoneConstraintsHold(t *testing.T) {
+	_, train := readCSVFloats(t, filepath.Join("testdata", "opt_train.csv"))
+	x := mat.NewDense(len(train), 3, nil)
+	y := make([]float64, len(train))
+	for i, r := range train {
+		x.SetRow(i, r[4:])
+		y[i] = r[0]
+	}
+	cfg, err := ParseParams(map[string]string{"monotone_constraints": "1,-1,0", "num_leaves": "10", "min_data_in_leaf": "8",
+		"num_iterations": "25", "learning_rate": "0.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.MonotoneConstraints, []int{1, -1, 0}) {
+		t.Fatalf("MonotoneConstraints = %v", cfg.MonotoneConstraints)
+	}
+	m, err := Fit(x, y, nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := make([]float64, 3)
+	out := make([]float64, 1)
+	pred := func() float64 { return m.PredictRawRow(out, row)[0] }
+	for i := range train {
+		copy(row, x.RawRowView(i))
+		prev := math.Inf(-1)
+		for v := -1.0; v <= 10; v += 0.5 {
+			row[0] = v
+			if p := pred(); p < prev {
+				t.Fatalf("row %d: prediction falls from %v to %v as x0 rises to %v", i, prev, p, v)
+			} else {
+				prev = p
+			}
+		}
+		copy(row, x.RawRowView(i))
+		prev = math.Inf(1)
+		for v := -1.0; v <= 1; v += 0.125 {
+			row[1] = v
+			if p := pred(); p > prev {
+				t.Fatalf("row %d: prediction rises from %v to %v as x1 rises to %v", i, prev, p, v)
+			} else {
+				prev = p
+			}
+		}
+	}
+	for _, bad := range []map[string]string{{"monotone_constraints": "1,2"}, {"monotone_constraints": "a"}} {
+		if _, err := ParseParams(bad); !errors.Is(err, ErrBadConfig) {
+			t.Errorf("ParseParams(%v): error %v, want ErrBadConfig", bad, err)
+		}
+	}
+	cfg.MonotoneConstraints = []int{1, 0}
+	if _, err := Fit(x, y, nil, cfg); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("two constraints for three features: error %v, want ErrBadConfig", err)
+	}
 }

@@ -41,6 +41,8 @@ func init() {
 		"scale_pos_weight":        nil,
 		"is_unbalance":            {"unbalance", "unbalanced_sets"},
 		"poisson_max_delta_step":  nil,
+		"alpha":                   nil,
+		"monotone_constraints":    {"mc", "monotone_constraint", "monotonic_cst"},
 	} {
 		paramAliases[name] = name
 		for _, a := range aliases {
@@ -50,14 +52,16 @@ func init() {
 }
 
 // objectiveAliases maps LightGBM's names for the objectives Fit implements to
-// ObjectiveRegression, ObjectiveBinary and ObjectivePoisson.
+// the Objective constants.
 var objectiveAliases = map[string]string{
 	"regression": ObjectiveRegression, "regression_l2": ObjectiveRegression,
 	"l2": ObjectiveRegression, "mean_squared_error": ObjectiveRegression,
 	"mse": ObjectiveRegression, "l2_root": ObjectiveRegression,
 	"root_mean_squared_error": ObjectiveRegression, "rmse": ObjectiveRegression,
-	"binary":  ObjectiveBinary,
-	"poisson": ObjectivePoisson,
+	"binary":        ObjectiveBinary,
+	"poisson":       ObjectivePoisson,
+	"regression_l1": ObjectiveL1, "l1": ObjectiveL1, "mean_absolute_error": ObjectiveL1, "mae": ObjectiveL1,
+	"huber": ObjectiveHuber, "quantile": ObjectiveQuantile,
 }
 
 // ParamNames returns the LightGBM parameter names ParseParams accepts (aliases not
@@ -136,7 +140,7 @@ func ParseParams(params map[string]string) (Config, error) {
 		case "objective":
 			obj, ok := objectiveAliases[val]
 			if !ok {
-				return c, fmt.Errorf("%w: parameter %s=%q: Fit implements regression, binary and poisson", ErrBadConfig, key, val)
+				return c, fmt.Errorf("%w: parameter %s=%q: Fit implements %s", ErrBadConfig, key, val, strings.Join(fitObjectives, ", "))
 			}
 			c.Objective = obj
 		case "num_iterations":
@@ -219,6 +223,18 @@ func ParseParams(params map[string]string) (Config, error) {
 			default:
 				err = bad("true or false")
 			}
+		case "monotone_constraints":
+			c.MonotoneConstraints = nil
+			for v := range strings.SplitSeq(val, ",") {
+				k, perr := strconv.Atoi(strings.TrimSpace(v))
+				if perr != nil || k < -1 || k > 1 {
+					err = bad("-1, 0 or 1 for every feature, comma-separated")
+					break
+				}
+				c.MonotoneConstraints = append(c.MonotoneConstraints, k)
+			}
+		case "alpha":
+			err = floatVal(&c.Alpha, 0, math.MaxFloat64, true)
 		case "poisson_max_delta_step":
 			err = floatVal(&c.PoissonMaxDeltaStep, 0, math.MaxFloat64, true)
 		case "max_delta_step":

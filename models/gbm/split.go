@@ -28,6 +28,35 @@ func sign(x float64) float64 {
 // (src/treelearner/feature_histogram.hpp).
 type regParams struct {
 	l1, l2, maxDelta float64
+	// mc is set when the model has monotone constraints (LightGBM's USE_MC): leaf
+	// outputs are clamped to [cmin, cmax], the leaf's bounds, split gains come from
+	// the clamped outputs, and a split on a feature of monotone type mono whose
+	// outputs go the wrong way gains 0.
+	mc         bool
+	cmin, cmax float64
+	mono       int
+}
+
+// outputMC is LightGBM's CalculateSplittedLeafOutput with USE_MC: output clamped to
+// the leaf's bounds.
+func (p regParams) outputMC(sg, sh float64) float64 {
+	ret := p.output(sg, sh)
+	if p.mc {
+		if ret < p.cmin {
+			ret = p.cmin
+		} else if ret > p.cmax {
+			ret = p.cmax
+		}
+	}
+	return ret
+}
+
+// gainGivenOutput is LightGBM's GetLeafGainGivenOutput.
+func (p regParams) gainGivenOutput(sg, sh, o float64) float64 {
+	if p.l1 > 0 {
+		sg = thresholdL1(sg, p.l1)
+	}
+	return -(2*sg*o + (sh+p.l2)*o*o)
 }
 
 // thresholdL1 is LightGBM's ThresholdL1: s shrunk towards 0 by l1.
@@ -65,9 +94,16 @@ func (p regParams) gain(sg, sh float64) float64 {
 	return -(2*sgl*o + (sh+p.l2)*o*o)
 }
 
-// splitGains is LightGBM's GetSplitGains without monotone constraints.
+// splitGains is LightGBM's GetSplitGains.
 func (p regParams) splitGains(lg, lh, rg, rh float64) float64 {
-	return p.gain(lg, lh) + p.gain(rg, rh)
+	if !p.mc {
+		return p.gain(lg, lh) + p.gain(rg, rh)
+	}
+	lo, ro := p.outputMC(lg, lh), p.outputMC(rg, rh)
+	if (p.mono > 0 && lo > ro) || (p.mono < 0 && lo < ro) {
+		return 0
+	}
+	return p.gainGivenOutput(lg, lh, lo) + p.gainGivenOutput(rg, rh, ro)
 }
 
 // findState is the state of LightGBM's FeatureHistogram::FindBestThreshold for one
@@ -104,7 +140,11 @@ func (g *grower) bestForFeature(l *leafState, f int) (best splitInfo, ok bool) {
 	d, cfg := g.d, g.cfg
 	fb := &d.feats[f]
 	h := l.hist[d.histOffset[f]:d.histOffset[f+1]]
-	p := regParams{l1: cfg.LambdaL1, l2: cfg.LambdaL2, maxDelta: cfg.MaxDeltaStep}
+	p := regParams{l1: cfg.LambdaL1, l2: cfg.LambdaL2, maxDelta: cfg.MaxDeltaStep,
+		mc: cfg.MonotoneConstraints != nil, cmin: l.cmin, cmax: l.cmax}
+	if p.mc && !fb.isCat() {
+		p.mono = cfg.MonotoneConstraints[f]
+	}
 	st := findState{sumG: l.g, sumH: l.h + 2*kEpsilon, num: l.n}
 	st.cntFactor = float64(st.num) / st.sumH
 	st.estimate = cfg.lightGBMCounts
@@ -117,12 +157,12 @@ func (g *grower) bestForFeature(l *leafState, f int) (best splitInfo, ok bool) {
 		numBin := len(h)
 		switch {
 		case numBin > 2 && fb.hasNaN:
-			g.scanNumerical(&st, h, p, true, true)
+			g.scanNumerical(&st, h, p, true, true, false)
 			g.scanNumerical(&st, h, p, false, true, fb.mostFreq == 0 && cfg.lightGBMCounts)
 		case !fb.hasNaN:
-			g.scanNumerical(&st, h, p, true, false)
+			g.scanNumerical(&st, h, p, true, false, false)
 		default:
-			g.scanNumerical(&st, h, p, true, false)
+			g.scanNumerical(&st, h, p, true, false, false)
 			st.out.defaultLeft = false
 		}
 	}
@@ -138,7 +178,7 @@ func (g *grower) bestForFeature(l *leafState, f int) (best splitInfo, ok bool) {
 //
 // skipBin0 is LightGBM's histogram without bin 0 (its most frequent bin): the forward
 // scan then starts from the leaf's sums minus every other bin.
-func (g *grower) scanNumerical(st *findState, h []hbin, p regParams, reverse, naAsMissing bool, skipBin0 ...bool) {
+func (g *grower) scanNumerical(st *findState, h []hbin, p regParams, reverse, naAsMissing, skipBin0 bool) {
 	cfg := g.cfg
 	minData, minH := cfg.MinDataInLeaf, cfg.MinSumHessianInLeaf
 	numBin := len(h)
@@ -150,7 +190,7 @@ func (g *grower) scanNumerical(st *findState, h []hbin, p regParams, reverse, na
 	bestGain := math.Inf(-1)
 	bestLeftCount := 0
 	bestThreshold := numBin
-	if reverse && p.l1 == 0 && !(p.maxDelta > 0) {
+	if reverse && p.l1 == 0 && !(p.maxDelta > 0) && !p.mc {
 		// The common case, written out: gains G²/(H + l2) without calls or branches
 		// on the penalties; the same floating-point operations as splitGains.
 		l2, cf, est := p.l2, st.cntFactor, st.estimate
@@ -220,7 +260,7 @@ func (g *grower) scanNumerical(st *findState, h []hbin, p regParams, reverse, na
 	} else {
 		lg, lh, lc := 0.0, kEpsilon, 0
 		t := 0
-		if len(skipBin0) > 0 && skipBin0[0] {
+		if skipBin0 {
 			lg, lh, lc = st.sumG, st.sumH-kEpsilon, st.num
 			for b := 1; b < numBin; b++ {
 				lg -= h[b].g
@@ -262,8 +302,8 @@ func (g *grower) scanNumerical(st *findState, h []hbin, p regParams, reverse, na
 	if st.splittable && bestGain > st.out.gain+st.minGainShift {
 		o := &st.out
 		o.bin = bestThreshold
-		o.lOut = p.output(bestLG, bestLH)
-		o.rOut = p.output(st.sumG-bestLG, st.sumH-bestLH)
+		o.lOut = p.outputMC(bestLG, bestLH)
+		o.rOut = p.outputMC(st.sumG-bestLG, st.sumH-bestLH)
 		o.lg, o.lh, o.ln = bestLG, bestLH-kEpsilon, bestLeftCount
 		o.rg, o.rh, o.rn = st.sumG-bestLG, st.sumH-bestLH-kEpsilon, st.num-bestLeftCount
 		o.gain = bestGain - st.minGainShift
@@ -391,8 +431,8 @@ func (g *grower) bestCategorical(st *findState, hist []hbin, fb *featureBins, p 
 		return
 	}
 	o := &st.out
-	o.lOut = p.output(bestLG, bestLH)
-	o.rOut = p.output(st.sumG-bestLG, st.sumH-bestLH)
+	o.lOut = p.outputMC(bestLG, bestLH)
+	o.rOut = p.outputMC(st.sumG-bestLG, st.sumH-bestLH)
 	o.lg, o.lh, o.ln = bestLG, bestLH-kEpsilon, bestLeftCount
 	o.rg, o.rh, o.rn = st.sumG-bestLG, st.sumH-bestLH-kEpsilon, st.num-bestLeftCount
 	o.gain = bestGain - st.minGainShift

@@ -21,10 +21,16 @@ const (
 
 // Objectives Fit implements. Any other is a custom objective given by Config.Gradient.
 const (
-	ObjectiveRegression = "regression" // squared error, identity link
-	ObjectiveBinary     = "binary"     // log loss on labels 0 and 1, sigmoid link
-	ObjectivePoisson    = "poisson"    // Poisson log likelihood on counts y >= 0, log link
+	ObjectiveRegression = "regression"    // squared error, identity link
+	ObjectiveBinary     = "binary"        // log loss on labels 0 and 1, sigmoid link
+	ObjectivePoisson    = "poisson"       // Poisson log likelihood on counts y >= 0, log link
+	ObjectiveL1         = "regression_l1" // absolute error, identity link
+	ObjectiveHuber      = "huber"         // Huber loss with threshold Alpha, identity link
+	ObjectiveQuantile   = "quantile"      // pinball loss of quantile Alpha, identity link
 )
+
+// DefaultAlpha is LightGBM's alpha, the Huber threshold and the quantile.
+const DefaultAlpha = 0.9
 
 // DefaultPoissonMaxDeltaStep is LightGBM's poisson_max_delta_step.
 const DefaultPoissonMaxDeltaStep = 0.7
@@ -43,8 +49,7 @@ type LossFunc func(score, y, w []float64) float64
 // values mean LightGBM's defaults; ParseParams fills a Config from LightGBM parameter
 // names and aliases.
 type Config struct {
-	// Objective is ObjectiveRegression, ObjectiveBinary or ObjectivePoisson; "" means
-	// regression, or the
+	// Objective is one of the Objective constants; "" means regression, or the
 	// custom objective Gradient when that is set.
 	Objective string
 	// Gradient, when set, is a custom objective: Fit boosts on its gradients and
@@ -118,6 +123,31 @@ type Config struct {
 	// PoissonMaxDeltaStep is LightGBM's poisson_max_delta_step: the poisson hessian
 	// is exp(score + it), which damps the first steps; 0 means 0.7.
 	PoissonMaxDeltaStep float64
+	// MonotoneConstraints holds -1, 0 or 1 per column (LightGBM monotone_constraints,
+	// basic method); see TreeConfig. nil means none.
+	MonotoneConstraints []int
+	// Alpha is the threshold of the huber objective and the quantile of the quantile
+	// objective (LightGBM alpha); 0 means 0.9.
+	Alpha float64
+}
+
+// fitObjectives are the objectives Fit implements.
+var fitObjectives = []string{ObjectiveRegression, ObjectiveBinary, ObjectivePoisson, ObjectiveL1, ObjectiveHuber, ObjectiveQuantile}
+
+// renewsLeaves reports whether the objective replaces each leaf's value by a
+// percentile of its rows' residuals after the tree is grown (LightGBM's
+// RenewTreeOutput): the median for regression_l1, the alpha quantile for quantile.
+func (c Config) renewsLeaves() bool {
+	return c.Gradient == nil && (c.Objective == ObjectiveL1 || c.Objective == ObjectiveQuantile)
+}
+
+// percentileAlpha is the percentile renewsLeaves uses; the quantile objective keeps
+// alpha as a float32 (score_t), as LightGBM's RegressionQuantileloss does.
+func (c Config) percentileAlpha() float64 {
+	if c.Objective == ObjectiveL1 {
+		return 0.5
+	}
+	return float64(float32(c.Alpha))
 }
 
 // validate checks c and returns it with defaults filled in.
@@ -130,8 +160,17 @@ func (c Config) validate() (Config, error) {
 		return bad("objective=%q together with a custom gradient", c.Objective)
 	case c.Gradient == nil && c.Objective == "":
 		c.Objective = ObjectiveRegression
-	case c.Gradient == nil && c.Objective != ObjectiveRegression && c.Objective != ObjectiveBinary && c.Objective != ObjectivePoisson:
-		return bad("objective=%q, want %s, %s or %s (or a custom gradient)", c.Objective, ObjectiveRegression, ObjectiveBinary, ObjectivePoisson)
+	case c.Gradient == nil && !slices.Contains(fitObjectives, c.Objective):
+		return bad("objective=%q, want one of %s (or a custom gradient)", c.Objective, strings.Join(fitObjectives, ", "))
+	}
+	if c.Alpha == 0 {
+		c.Alpha = DefaultAlpha
+	}
+	switch {
+	case c.Objective == ObjectiveQuantile && !(c.Alpha > 0 && c.Alpha < 1):
+		return bad("alpha=%v, the quantile, want in (0, 1)", c.Alpha)
+	case !(c.Alpha > 0) || math.IsInf(c.Alpha, 0):
+		return bad("alpha=%v, want > 0", c.Alpha)
 	}
 	if c.ScalePosWeight == 0 {
 		c.ScalePosWeight = 1
@@ -211,6 +250,7 @@ func (c Config) treeConfig() TreeConfig {
 		CatL2:               c.CatL2,
 		MaxCatThreshold:     c.MaxCatThreshold,
 		MinDataPerGroup:     c.MinDataPerGroup,
+		MonotoneConstraints: c.MonotoneConstraints,
 		lightGBMCounts:      true,
 	}
 }
@@ -262,6 +302,9 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 			cfg.CategoricalFeature = append(cfg.CategoricalFeature, k)
 		}
 		cfg.categoricalNames = nil
+	}
+	if cfg.renewsLeaves() && weights != nil {
+		return nil, fmt.Errorf("%w: objective %s with row weights (LightGBM's weighted percentiles are not implemented)", ErrBadConfig, cfg.Objective)
 	}
 	if cfg.EarlyStoppingRound > 0 && valid == nil {
 		return nil, fmt.Errorf("%w: early_stopping_round=%d needs a validation set", ErrBadConfig, cfg.EarlyStoppingRound)
@@ -352,6 +395,9 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 				break
 			}
 			t = t.Scaled(0)
+		}
+		if cfg.renewsLeaves() {
+			t = b.renewLeaves(t, score, leafOf, bag)
 		}
 		t = t.Scaled(cfg.LearningRate)
 		// delta is what the tree adds to the scores, which start at init.
@@ -507,6 +553,10 @@ func (b *booster) initScore() float64 {
 		sy += b.w32[i] * v
 		sw += b.w32[i]
 	}
+	if b.cfg.renewsLeaves() {
+		// PercentileFun over the float32 labels, the result rounded to float32.
+		return float64(float32(lgPercentile(slices.Clone(b.y32), b.cfg.percentileAlpha())))
+	}
 	mean := sy / sw
 	if b.cfg.Objective == ObjectivePoisson {
 		// Common::SafeLog of the mean.
@@ -547,6 +597,38 @@ func (b *booster) gradients(grad, hess, score []float64) {
 			} else {
 				grad[i] = float64(float32(r * lw))
 				hess[i] = float64(float32(a * (1 - a) * lw))
+			}
+		}
+	case b.cfg.Objective == ObjectiveL1 || b.cfg.Objective == ObjectiveQuantile || b.cfg.Objective == ObjectiveHuber:
+		// RegressionL1loss: sign(score - y); RegressionQuantileloss: 1-alpha above
+		// the label, -alpha below; RegressionHuberLoss: score - y clipped to
+		// ±alpha. Hessians are the weights (1).
+		alpha := b.cfg.Alpha
+		for i, s := range score {
+			diff := s - b.y32[i]
+			var gr float64
+			switch b.cfg.Objective {
+			case ObjectiveL1:
+				gr = sign(diff)
+			case ObjectiveQuantile:
+				// In float32, like LightGBM's score_t delta and alpha.
+				a32 := float32(alpha)
+				gr = float64(-a32)
+				if float32(diff) >= 0 {
+					gr = float64(1 - a32)
+				}
+			default:
+				gr = diff
+				if math.Abs(diff) > alpha {
+					gr = sign(diff) * alpha
+				}
+			}
+			if b.weighted {
+				grad[i] = float64(float32(gr * b.w32[i]))
+				hess[i] = b.w32[i]
+			} else {
+				grad[i] = float64(float32(gr))
+				hess[i] = 1
 			}
 		}
 	case b.cfg.Objective == ObjectivePoisson:
@@ -597,6 +679,18 @@ func (b *booster) loss(score, y, w []float64) float64 {
 		} else if b.cfg.Objective == ObjectivePoisson {
 			// Negative Poisson log likelihood without the log(y!) term.
 			l = math.Exp(v) - y[i]*v
+		} else if b.cfg.Objective == ObjectiveL1 {
+			l = math.Abs(v - y[i])
+		} else if b.cfg.Objective == ObjectiveQuantile {
+			d := y[i] - v
+			l = max(b.cfg.Alpha*d, (b.cfg.Alpha-1)*d)
+		} else if b.cfg.Objective == ObjectiveHuber {
+			d := math.Abs(v - y[i])
+			if d <= b.cfg.Alpha {
+				l = d * d / 2
+			} else {
+				l = b.cfg.Alpha * (d - b.cfg.Alpha/2)
+			}
 		} else {
 			l = (v - y[i]) * (v - y[i])
 		}
@@ -604,6 +698,62 @@ func (b *booster) loss(score, y, w []float64) float64 {
 		sw += w[i]
 	}
 	return s / sw
+}
+
+// renewLeaves returns t with each leaf's value replaced by the percentile of its rows'
+// residuals y - score (rows of bag, or all rows), as LightGBM's RenewTreeOutput
+// for regression_l1 and quantile.
+func (b *booster) renewLeaves(t *Tree, score []float64, leafOf []int32, bag []int) *Tree {
+	res := make([][]float64, t.NLeaves())
+	add := func(r int) {
+		l := leafOf[r]
+		res[l] = append(res[l], b.y32[r]-score[r])
+	}
+	if bag == nil {
+		for r := range score {
+			add(r)
+		}
+	} else {
+		for _, r := range bag {
+			add(r)
+		}
+	}
+	c := *t
+	c.leafValues = slices.Clone(t.leafValues)
+	for l, rs := range res {
+		if len(rs) > 0 {
+			c.leafValues[l] = lgPercentile(rs, b.cfg.percentileAlpha())
+		}
+	}
+	return &c
+}
+
+// lgPercentile is LightGBM 4.6.0's percentile of vals for renewed leaves and initial
+// scores: linear interpolation between the values in descending order d at position
+// (1-alpha)·(n-1), d[p] - (d[p] - d[p+1])·bias. (The median of an even count is the
+// mean of the middle two; of an odd count, the middle value.) It reorders vals.
+func lgPercentile(vals []float64, alpha float64) float64 {
+	n := len(vals)
+	if n <= 1 {
+		return vals[0]
+	}
+	slices.SortFunc(vals, func(a, b float64) int {
+		switch {
+		case a > b:
+			return -1
+		case a < b:
+			return 1
+		}
+		return 0
+	})
+	floatPos := (1 - alpha) * float64(n-1)
+	pos := int(floatPos)
+	if pos >= n-1 {
+		return vals[n-1]
+	}
+	bias := floatPos - float64(pos)
+	v1, v2 := vals[pos], vals[pos+1]
+	return v1 - (v1-v2)*bias
 }
 
 // softplus returns log(1 + exp(z)) without overflow.

@@ -500,7 +500,7 @@ func TestFitErrors(t *testing.T) {
 		{"binary label 2", nil, yb, nil, Config{Objective: ObjectiveBinary}, nil, ErrBadData},
 		{"negative weight", nil, y, append(make([]float64, 49), -1), Config{}, nil, ErrBadData},
 		{"zero weights", nil, y, make([]float64, 50), Config{}, nil, ErrBadData},
-		{"unknown objective", nil, y, nil, Config{Objective: "huber"}, nil, ErrBadConfig},
+		{"unknown objective", nil, y, nil, Config{Objective: "tweedie"}, nil, ErrBadConfig},
 		{"objective and gradient", nil, y, nil, Config{Objective: "binary", Gradient: func(_, _, _, _, _ []float64) {}}, nil, ErrBadConfig},
 		{"learning rate", nil, y, nil, Config{LearningRate: -1}, nil, ErrBadConfig},
 		{"feature fraction", nil, y, nil, Config{FeatureFraction: 1.5}, nil, ErrBadConfig},
@@ -564,7 +564,7 @@ func TestParseParams(t *testing.T) {
 		{"fraction above 1", map[string]string{"subsample": "1.5"}, Config{}, ErrBadConfig},
 		{"zero learning rate", map[string]string{"eta": "0"}, Config{}, ErrBadConfig},
 		{"max_bin 256", map[string]string{"max_bin": "256"}, Config{}, ErrBadConfig},
-		{"unsupported objective", map[string]string{"objective": "huber"}, Config{}, ErrBadConfig},
+		{"unsupported objective", map[string]string{"objective": "tweedie"}, Config{}, ErrBadConfig},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseParams(tc.params)

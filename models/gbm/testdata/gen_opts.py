@@ -33,6 +33,13 @@ CASES = {
     "bin_weighted": ("yb", True, f"objective=binary {BASE} scale_pos_weight=1.5"),
     "poisson": ("yc", False, f"objective=poisson {BASE}"),
     "poisson_weighted": ("yc", True, f"objective=poisson {BASE} poisson_max_delta_step=0.3 max_delta_step=0.8"),
+    "l1": ("y", False, f"objective=regression_l1 {BASE}"),
+    "huber": ("y", False, f"objective=huber {BASE} alpha=1.5"),
+    "huber_weighted": ("y", True, f"objective=huber {BASE}"),
+    "quantile": ("y", False, f"objective=quantile {BASE} alpha=0.3"),
+    "monotone": ("y", False, f"objective=regression {BASE} monotone_constraints=1,-1,0"),
+    "monotone_binary": ("yb", True, f"objective=binary {BASE} monotone_constraints=1,0,1 lambda_l1=0.2"),
+    "quantile_l2": ("y", False, f"objective=quantile {BASE} alpha=0.8 lambda_l2=2"),
 }
 
 COMMON = "num_threads=1 deterministic=true force_col_wise=true precise_float_parser=true verbosity=-1"
@@ -78,8 +85,11 @@ def main():
                     f.write(",".join("nan" if math.isnan(v) else repr(float(v)) for v in vals) + "\n")
             model = os.path.join(tmp, "m.txt")
             weight = "weight_column=name:w" if weighted else "ignore_column=name:w"
+            # LightGBM counts the weight column among the features (it never splits
+            # on it), so its monotone_constraints get a leading 0.
+            lgb_params = [p.replace("monotone_constraints=", "monotone_constraints=0,") for p in params.split()]
             subprocess.run([lgb, "task=train", f"data={train}", "header=true", f"label_column=name:{label}",
-                            weight, f"output_model={model}"] + params.split() + COMMON.split(),
+                            weight, f"output_model={model}"] + lgb_params + COMMON.split(),
                            check=True, stdout=subprocess.DEVNULL)
             subprocess.run([lgb, "task=predict", f"data={train}", "header=true", f"label_column=name:{label}",
                             weight, f"input_model={model}", "predict_raw_score=true",
