@@ -1,9 +1,9 @@
 // Package replay measures what a merge-queue strategy and a model bundle do to the
 // queue: it replays a history on the queue engine (package queue) under the strategies
-// of paper 001 §8 and paper 000 §V, with probabilities from the truth or from constants
-// (Sweep takes any other Probs, such as a bundle's, from its caller; ParseProbs has no
-// bundle source yet), over seeds, worker counts and arrival rates, and writes
-// summary.json, decisions.csv and report.html.
+// of paper 001 §8 and paper 000 §V, with probabilities from the truth, from constants or
+// from a bundle's scorer (NewScorerProbs; Sweep takes it from its caller), over seeds,
+// worker counts and arrival rates, and writes summary.json, decisions.csv and
+// report.html.
 //
 // # Worlds
 //
@@ -57,7 +57,8 @@
 // speculation threshold. A plan's finish-order math uses the source's build-time family
 // (Probs.BuildFamily): the truth plans with the world's log-normal build times in a
 // synthetic world (scoring's fixed Gauss–Hermite rule), Normal (Phi(Z)) for a real
-// history. A change's P-succ is given on the current HEAD: the source's
+// history; a bundle with the family predictd serves it with (trainer replay: Normal,
+// as predictd's ScoreSpeculation uses Phi(Z) for every bundle today). A change's P-succ is given on the current HEAD: the source's
 // P-succ times 1 − P-conf for every conflicting change ahead that has landed since its
 // submission (the queue scoring sees names only pending changes). sq2019, sq2024 and
 // expected keep a running build unless a new node is more than Setting.KeepMargin times

@@ -50,8 +50,8 @@ func (p constProbs) PConf(int, int) float64           { return p.pconf }
 func (p constProbs) BuildTime(i int) (m, s float64)   { return p.w.Mu[i], p.w.Sigma[i] }
 func (p constProbs) BuildFamily() scoring.BuildFamily { return p.w.Family }
 
-// ParseProbs returns the source named by spec: "truth" or "constant:PSUCC,PCONF".
-// Bundles are not a Probs of this package yet (see the package documentation).
+// ParseProbs returns the source named by spec: "truth" or "constant:PSUCC,PCONF". A
+// bundle's source needs its loaded scorer: see NewScorerProbs.
 func ParseProbs(w *World, spec string) (Probs, error) {
 	switch {
 	case spec == "truth":
@@ -72,7 +72,7 @@ func ParseProbs(w *World, spec string) (Probs, error) {
 		return constProbs{w: w, name: spec, psucc: v[0], pconf: v[1]}, nil
 	}
 	if strings.HasPrefix(spec, "bundle:") {
-		return nil, fmt.Errorf("replay: probs %q: bundle sources are not implemented yet (want truth or constant:PSUCC,PCONF)", spec)
+		return nil, fmt.Errorf("replay: probs %q: a bundle source is built by the caller (NewScorerProbs; trainer replay loads bundle:DIR)", spec)
 	}
 	return nil, fmt.Errorf("replay: unknown probs %q (want truth or constant:PSUCC,PCONF)", spec)
 }

@@ -144,16 +144,21 @@ func CombineLogNormalBuildTimes(m, s []float64) (cm, cs float64) {
 	if len(m) != len(s) {
 		panic("scoring: m and s length mismatch")
 	}
-	mean := make([]float64, len(m))
-	sd := make([]float64, len(m))
+	if len(m) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	// CombineBuildTimes of the builds' moments, without their slices.
+	var sm, sv float64
 	for i := range m {
 		if s[i] < 0 {
 			return math.NaN(), math.NaN()
 		}
-		mean[i], sd[i] = LogNormalMoments(m[i], s[i])
+		mean, sd := LogNormalMoments(m[i], s[i])
+		sm += mean
+		sv += sd * sd
 	}
-	mu, v := CombineBuildTimes(mean, sd)
-	return LogNormalParams(mu, math.Sqrt(v))
+	n := float64(len(m))
+	return LogNormalParams(sm/n, math.Sqrt(sv/n))
 }
 
 // BuildTime is the predicted build time of a change: its family and its mean and

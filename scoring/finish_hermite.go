@@ -275,21 +275,36 @@ func finishBeforeBelow(ci, cj Change, p0 float64) (below bool, p float64) {
 // (ahead) and y, prepared as xs and ys, both with positive standard deviations. It also
 // returns the bounds lo <= P <= hi it found (both P when it computed P).
 func finishBeforeBelowSides(d float64, xs, ys *finishSide, x, y BuildTime, p0 float64) (below bool, p, lo, hi float64) {
+	settled, below, lo, hi := finishBeforeBounds(d, xs, ys, p0)
+	if settled {
+		return below, math.NaN(), lo, hi
+	}
+	p = finishBeforeExact(d, xs, ys, x, y)
+	return p < p0, p, p, p
+}
+
+// finishBeforeBounds runs finishBeforeBelow's splits: settled reports that the bounds
+// lo <= P <= hi answer P < p0 (below).
+func finishBeforeBounds(d float64, xs, ys *finishSide, p0 float64) (settled, below bool, lo, hi float64) {
 	hi = 1
 	for k, z := range boundZ {
 		f := stdNormalCDF(ys.score(xs.quantile(z) + d))
 		lo, hi = max(lo, boundS[k]*f), min(hi, boundS[k]+f)
 		switch {
 		case hi < p0-1e-9:
-			return true, math.NaN(), lo, hi
+			return true, true, lo, hi
 		case lo > p0+1e-9:
-			return false, math.NaN(), lo, hi
+			return true, false, lo, hi
 		}
 	}
+	return false, false, lo, hi
+}
+
+// finishBeforeExact is P(T_y < T_x + d) for prepared build times with positive
+// standard deviations: Phi(Z) for two Normals, finishBeforeSides otherwise.
+func finishBeforeExact(d float64, xs, ys *finishSide, x, y BuildTime) float64 {
 	if x.Family == BuildNormal && y.Family == BuildNormal {
-		p = FinishBeforeProb(d, x.Mean, x.StdDev, 0, y.Mean, y.StdDev)
-	} else {
-		p = finishBeforeSides(d, xs, ys, x, y)
+		return FinishBeforeProb(d, x.Mean, x.StdDev, 0, y.Mean, y.StdDev)
 	}
-	return p < p0, p, p, p
+	return finishBeforeSides(d, xs, ys, x, y)
 }

@@ -250,3 +250,39 @@ func denseFinishBefore(d float64, x, y BuildTime, outerX bool, panels int) float
 	}
 	return sum
 }
+
+// TestFinishBeforeBelow checks the split bounds on random pairs of every family pairing
+// against the computed probability: lo <= P <= hi (to 1e-12), and the threshold test
+// agrees with P < p0 for thresholds 0.05, 0.5 and 0.9 (ties within 1e-9 excepted).
+func TestFinishBeforeBelow(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(41, 42))
+	settled := 0
+	for k := range 3000 {
+		fams := [][2]BuildFamily{{BuildLogNormal, BuildLogNormal}, {BuildLogNormal, BuildNormal}, {BuildNormal, BuildLogNormal}}[k%3]
+		mx, my := 300+3000*rng.Float64(), 300+3000*rng.Float64()
+		x := BuildTime{fams[0], mx, mx * (0.05 + 0.5*rng.Float64())}
+		y := BuildTime{fams[1], my, my * (0.05 + 0.5*rng.Float64())}
+		d := (2*rng.Float64() - 1.5) * mx
+		want := FinishBeforeProbOf(d, x, 0, y)
+		xs, ys := prepareSide(x), prepareSide(y)
+		for _, p0 := range []float64{0.05, 0.5, 0.9} {
+			below, p, lo, hi := finishBeforeBelowSides(d, &xs, &ys, x, y, p0)
+			if lo > want+1e-12 || hi < want-1e-12 {
+				t.Fatalf("%+v ahead, %+v behind, d = %v: bounds [%v, %v] miss P = %v", x, y, d, lo, hi, want)
+			}
+			if math.IsNaN(p) {
+				settled++
+			} else if math.Abs(p-want) > 1e-15 {
+				t.Fatalf("%+v ahead, %+v behind, d = %v: P = %v, FinishBeforeProbOf %v", x, y, d, p, want)
+			}
+			if math.Abs(want-p0) > 1e-9 && below != (want < p0) {
+				t.Fatalf("%+v ahead, %+v behind, d = %v: below %v = %v, P = %v", x, y, d, p0, below, want)
+			}
+		}
+	}
+	if settled == 0 {
+		t.Fatal("the bounds settled no test")
+	}
+	t.Logf("%d of 9000 threshold tests settled by the bounds", settled)
+}

@@ -1157,14 +1157,14 @@ func (s *search) finishOf(t *tree, d, i int, cj *Change) float64 {
 		var k finishKey
 		if c != nil {
 			k = keyOf(ci, cj)
-			if v, ok := c.get(k); ok && v.lo == v.hi {
-				p = v.lo
+			if v, ok := c.get(k); ok {
+				p = v
 				goto done
 			}
 		}
 		p = finishBeforeSides(ci.Arrival-cj.Arrival, s.side(i), s.side(t.j), buildTimeOf(*ci), buildTimeOf(*cj))
 		if c != nil {
-			c.put(k, finishVal{p, p})
+			c.put(k, p)
 		}
 	} else {
 		p = changeFinishBefore(*ci, *cj)
@@ -1177,36 +1177,31 @@ done:
 }
 
 // finishBelow is finishBeforeBelow for the changes i ahead and j, with their prepared
-// build times, asking and filling the FinishCache when the config has one.
+// build times; a probability it must compute comes from, or goes to, the FinishCache
+// when the config has one (the bounds cost less than a look-up).
 func (s *search) finishBelow(i, j int, p0 float64) (bool, float64) {
 	ci, cj := &s.q.Changes[i], &s.q.Changes[j]
 	if !(ci.BuildSigma > 0 && cj.BuildSigma > 0) {
 		p := changeFinishBefore(*ci, *cj)
 		return p < p0, p
 	}
-	c := s.cfg.FinishCache
-	if c == nil {
-		below, p, _, _ := finishBeforeBelowSides(ci.Arrival-cj.Arrival, s.side(i), s.side(j), buildTimeOf(*ci), buildTimeOf(*cj), p0)
-		return below, p
+	d, xs, ys := ci.Arrival-cj.Arrival, s.side(i), s.side(j)
+	if settled, below, _, _ := finishBeforeBounds(d, xs, ys, p0); settled {
+		return below, math.NaN()
 	}
-	k := keyOf(ci, cj)
-	if v, ok := c.get(k); ok {
-		switch {
-		case v.lo == v.hi:
-			return v.lo < p0, v.lo
-		case v.hi < p0-1e-9:
-			return true, math.NaN()
-		case v.lo > p0+1e-9:
-			return false, math.NaN()
+	c := s.cfg.FinishCache
+	var k finishKey
+	if c != nil {
+		k = keyOf(ci, cj)
+		if p, ok := c.get(k); ok {
+			return p < p0, p
 		}
 	}
-	below, p, lo, hi := finishBeforeBelowSides(ci.Arrival-cj.Arrival, s.side(i), s.side(j), buildTimeOf(*ci), buildTimeOf(*cj), p0)
-	if math.IsNaN(p) {
-		c.put(k, finishVal{lo, hi})
-	} else {
-		c.put(k, finishVal{p, p})
+	p := finishBeforeExact(d, xs, ys, buildTimeOf(*ci), buildTimeOf(*cj))
+	if c != nil {
+		c.put(k, p)
 	}
-	return below, p
+	return p < p0, p
 }
 
 // side returns the prepared build time of change i (positive sigma), computed once.

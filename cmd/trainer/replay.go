@@ -11,7 +11,11 @@ import (
 
 	"github.com/sqpredict/sqpredict/datasets"
 	"github.com/sqpredict/sqpredict/datasets/synth"
+	"github.com/sqpredict/sqpredict/internal/bundleload"
+	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/replay"
+	"github.com/sqpredict/sqpredict/scoring"
+	"github.com/sqpredict/sqpredict/training"
 )
 
 func init() {
@@ -32,7 +36,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 	strategies := &listFlag{split: true}
 	fs.Var(strategies, "strategies", "strategies, comma separated (default all): "+strings.Join(replay.Strategies, ", "))
 	probs := &listFlag{}
-	fs.Var(probs, "probs", "probability source, repeatable: truth or constant:PSUCC,PCONF (default truth; bundle:DIR is not implemented yet); with two or more, each is paired with the first")
+	fs.Var(probs, "probs", "probability source, repeatable: truth, constant:PSUCC,PCONF or bundle:DIR (a registry bundle folder, scored as predictd does; default truth); with two or more, each is paired with the first")
 	workers := &listFlag{split: true}
 	fs.Var(workers, "workers", "worker counts, comma separated (default: the profile's)")
 	rates := &listFlag{split: true}
@@ -168,7 +172,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 			meta.World, meta.Synthetic, meta.Changes = w.Name, w.Synthetic, len(w.Traffic.Changes)
 		}
 		return w, err
-	}, nil, progress, onRun)
+	}, bundleProbs(ctx), progress, onRun)
 	if e.isTerminal {
 		fmt.Fprintln(e.stderr)
 	}
@@ -197,6 +201,34 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 	printReplayTable(e, cells)
 	fmt.Fprintf(e.stderr, "replay: %d runs in %s -> %s\n", len(cells)*len(plan.Seeds), time.Since(t0).Round(time.Millisecond), *out)
 	return nil
+}
+
+// bundleProbs returns the probability sources of trainer replay: bundle:DIR loads the
+// registry bundle folder DIR (checksums and feature schema checked, as predictd loads
+// it) once and scores each world with its scorer, planning with Normal build times as
+// predictd's ScoreSpeculation does; anything else is replay.ParseProbs.
+func bundleProbs(ctx context.Context) func(w *replay.World, spec string) (replay.Probs, error) {
+	scorers := map[string]*scoring.Scorer{}
+	return func(w *replay.World, spec string) (replay.Probs, error) {
+		dir, ok := strings.CutPrefix(spec, "bundle:")
+		if !ok {
+			return replay.ParseProbs(w, spec)
+		}
+		sc := scorers[dir]
+		if sc == nil {
+			b, err := registry.LoadDir(dir, training.SchemaHash())
+			if err != nil {
+				return nil, fmt.Errorf("--probs %s: %w", spec, err)
+			}
+			m, err := bundleload.FromBundle(b, registry.RoleChampion)
+			if err != nil {
+				return nil, fmt.Errorf("--probs %s: %w", spec, err)
+			}
+			sc = m.Scorer
+			scorers[dir] = sc
+		}
+		return replay.NewScorerProbs(ctx, w, spec, sc, scoring.BuildNormal)
+	}
 }
 
 // printReplayTable writes the main metrics of every cell to stdout.
