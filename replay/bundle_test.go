@@ -32,7 +32,12 @@ func TestScorerProbs(t *testing.T) {
 	}
 	w, _ := smallWorld(t, 0.5, 3)
 	ctx := context.Background()
-	src, err := NewScorerProbs(ctx, w, "bundle:default", m.Scorer, scoring.BuildNormal)
+	// The built-in bundle's build-time champion is the LogNormal NGBoost, which predictd
+	// plans with the log-normal finish order.
+	if m.BuildFamily != scoring.BuildLogNormal {
+		t.Fatalf("built-in bundle served family %v, want LogNormal", m.BuildFamily)
+	}
+	src, err := NewScorerProbs(ctx, w, "bundle:default", m.Scorer, m.BuildFamily)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +65,7 @@ func TestScorerProbs(t *testing.T) {
 	if edges == 0 {
 		t.Fatal("the world has no conflict edge")
 	}
-	if src.BuildFamily() != scoring.BuildNormal || src.Name() != "bundle:default" {
+	if src.BuildFamily() != scoring.BuildLogNormal || src.Name() != "bundle:default" {
 		t.Errorf("family %v, name %q", src.BuildFamily(), src.Name())
 	}
 	res, err := Run(ctx, w, Setting{Strategy: "sq2024", Probs: "bundle:default", Workers: 30, Threshold: 0.05, KeepMargin: 4, Seed: 7}, src, nil)

@@ -91,7 +91,10 @@ type Cell struct {
 	Threshold float64 `json:"threshold"`
 	// KeepMargin is Setting.KeepMargin (0: running builds are not kept).
 	KeepMargin float64 `json:"keep_margin"`
-	Seeds      int     `json:"seeds"`
+	// BuildFamily is the build-time family the cell's source plans with ("normal": Phi(Z);
+	// "lognormal": the log-normal finish order), as Probs.BuildFamily names it.
+	BuildFamily string `json:"build_family"`
+	Seeds       int    `json:"seeds"`
 	// Metrics maps every queue.Metrics JSON name to its interval over seeds.
 	Metrics map[string]Interval `json:"metrics"`
 	// Runs are the runs of the cell, by seed.
@@ -190,6 +193,7 @@ func Sweep(ctx context.Context, p Plan, world func(seed uint64) (*World, error),
 			if err != nil {
 				return nil, err
 			}
+			c.BuildFamily = src.BuildFamily().String()
 			out := &RunOutput{Setting: st, Metrics: queue.Summarize(res), Result: res}
 			if onRun != nil {
 				if err := onRun(out); err != nil {

@@ -11,10 +11,11 @@ import (
 
 	"github.com/sqpredict/sqpredict/datasets"
 	"github.com/sqpredict/sqpredict/datasets/synth"
+	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/internal/bundleload"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/replay"
-	"github.com/sqpredict/sqpredict/scoring"
+	"github.com/sqpredict/sqpredict/server"
 	"github.com/sqpredict/sqpredict/training"
 )
 
@@ -23,7 +24,7 @@ func init() {
 }
 
 const replayUsage = "(--history DIR [--profile P] | --synth PROFILE --days N [--synth-rate R] [--synth-workers W]) " +
-	"[--strategies a,b] [--probs SRC ...] [--workers N,M] [--rate R,S] [--threshold T] [--keep-margin M] [--seeds K] --out DIR"
+	"[--strategies a,b] [--probs SRC ...] [--workers N,M] [--rate R,S] [--threshold T] [--keep-margin M] [--seeds K] [--author-key-file F] --out DIR"
 
 func runReplay(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "replay", replayUsage)
@@ -43,6 +44,8 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 	fs.Var(rates, "rate", "re-time arrivals to these changes per hour, comma separated (default: the history's times)")
 	threshold := fs.Float64("threshold", 0.05, "speculation threshold of sq2024 and expected")
 	keepMargin := fs.Float64("keep-margin", 4, "sq2019, sq2024 and expected keep a running build unless a new node is more than this many times as likely to be needed (0: abort whatever the plan does not select)")
+	authorKeyFile := fs.String("author-key-file", "", "the author key of bundle:DIR sources whose authors are pseudonymised "+
+		"(the key they were trained with; default $"+features.AuthorKeyEnv+")")
 	seeds := fs.Int("seeds", 3, "seeds 1..K: each keys the build draws (and the world, with --synth)")
 	out := fs.String("out", "", "output folder for summary.json, decisions.csv and report.html")
 	noDecisions := fs.Bool("no-decisions", false, "do not write decisions.csv (one row per change and run)")
@@ -58,6 +61,10 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: --keep-margin %v, want 0 or at least 1", errUsage, *keepMargin)
 	case *seeds < 1:
 		return fmt.Errorf("%w: --seeds %d, want at least 1", errUsage, *seeds)
+	}
+	key, err := features.AuthorKeyFromFlag(*authorKeyFile)
+	if err != nil {
+		return fmt.Errorf("--author-key-file: %w", err)
 	}
 	plan := replay.Plan{Strategies: strategies.values, Probs: probs.values, Threshold: *threshold, KeepMargin: *keepMargin}
 	if len(plan.Strategies) == 0 {
@@ -172,7 +179,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 			meta.World, meta.Synthetic, meta.Changes = w.Name, w.Synthetic, len(w.Traffic.Changes)
 		}
 		return w, err
-	}, bundleProbs(ctx), progress, onRun)
+	}, bundleProbs(ctx, bundleload.Options{AuthorKey: key}), progress, onRun)
 	if e.isTerminal {
 		fmt.Fprintln(e.stderr)
 	}
@@ -204,30 +211,29 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 }
 
 // bundleProbs returns the probability sources of trainer replay: bundle:DIR loads the
-// registry bundle folder DIR (checksums and feature schema checked, as predictd loads
-// it) once and scores each world with its scorer, planning with Normal build times as
-// predictd's ScoreSpeculation does; anything else is replay.ParseProbs.
-func bundleProbs(ctx context.Context) func(w *replay.World, spec string) (replay.Probs, error) {
-	scorers := map[string]*scoring.Scorer{}
+// registry bundle folder DIR (checksums, feature schema and author key checked, as
+// predictd loads it, with the options o) once and scores each world with its scorer,
+// planning with the build-time family predictd serves for it (Normal: Phi(Z); LogNormal:
+// the log-normal finish order); anything else is replay.ParseProbs.
+func bundleProbs(ctx context.Context, o bundleload.Options) func(w *replay.World, spec string) (replay.Probs, error) {
+	models := map[string]*server.Model{}
 	return func(w *replay.World, spec string) (replay.Probs, error) {
 		dir, ok := strings.CutPrefix(spec, "bundle:")
 		if !ok {
 			return replay.ParseProbs(w, spec)
 		}
-		sc := scorers[dir]
-		if sc == nil {
+		m := models[dir]
+		if m == nil {
 			b, err := registry.LoadDir(dir, training.SchemaHash())
 			if err != nil {
 				return nil, fmt.Errorf("--probs %s: %w", spec, err)
 			}
-			m, err := bundleload.FromBundle(b, registry.RoleChampion)
-			if err != nil {
+			if m, err = o.FromBundle(b, registry.RoleChampion); err != nil {
 				return nil, fmt.Errorf("--probs %s: %w", spec, err)
 			}
-			sc = m.Scorer
-			scorers[dir] = sc
+			models[dir] = m
 		}
-		return replay.NewScorerProbs(ctx, w, spec, sc, scoring.BuildNormal)
+		return replay.NewScorerProbs(ctx, w, spec, m.Scorer, m.BuildFamily)
 	}
 }
 
