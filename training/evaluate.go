@@ -20,6 +20,10 @@ type Evaluation struct {
 	BuildTime map[string]eval.DistributionMetrics
 	// Report is the content of report.html for these metrics.
 	Report report.Input
+	// Selected holds the hyper-parameters of the published models that were chosen on
+	// validation inside the training window (selectedParams), by metric key such as
+	// "success.c"; Metrics adds them to its keys. Nil when none were.
+	Selected map[string]float64
 }
 
 // BestBaseline returns the baseline with the lowest holdout loss of a section
@@ -45,6 +49,9 @@ func (e *Evaluation) BestBaseline(section string) (name string, loss float64) {
 // gaps. Values may be NaN.
 func (e *Evaluation) Metrics() map[string]float64 {
 	out := map[string]float64{}
+	for k, v := range e.Selected {
+		out[k] = v
+	}
 	key := func(section, model, metric string) string {
 		if model == ModelLogistic || model == ModelNGBoost {
 			return section + "." + metric

@@ -2,6 +2,7 @@ package training
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,6 +52,7 @@ func TestMetricsKeys(t *testing.T) {
 			BaselineConstantRate: {LogLoss: 0.12}},
 		BuildTime: map[string]eval.DistributionMetrics{ModelNGBoost: {NLL: 7.5, Coverage: [3]float64{0.5, 0.8, 0.9}},
 			ModelTruth: {NLL: 7.25}},
+		Selected: map[string]float64{"success.c": 0.01, "success.gbm.num_leaves": 4},
 	}
 	m := e.Metrics()
 	for k, want := range map[string]float64{
@@ -61,6 +63,8 @@ func TestMetricsKeys(t *testing.T) {
 		// than the constant has skill 0.
 		"success.bayes_skill_log_loss": 0.5, "success.gbm.bayes_skill_log_loss": 0.75,
 		"conflict.bayes_skill_log_loss": 0,
+		// Hyper-parameters chosen on validation are carried as they are.
+		"success.c": 0.01, "success.gbm.num_leaves": 4,
 	} {
 		if got, ok := m[k]; !ok || !scalar.EqualWithinAbsOrRel(got, want, 1e-12, 1e-12) {
 			t.Errorf("Metrics()[%q] = %v (present %v), want %v", k, got, ok, want)
@@ -75,7 +79,11 @@ func TestMetricsKeys(t *testing.T) {
 		}
 	}
 	for k := range m {
-		if _, ok := metricDirection(k); !ok && !map[string]bool{"n": true, "failures": true, "coverage50": true, "coverage80": true, "coverage95": true}[k[strings.LastIndexByte(k, '.')+1:]] {
+		last := k[strings.LastIndexByte(k, '.')+1:]
+		if _, ok := metricDirection(k); ok && slices.Contains(paramMetrics, last) {
+			t.Errorf("hyper-parameter %q has a direction, so gates would read it", k)
+		}
+		if _, ok := metricDirection(k); !ok && !slices.Contains(paramMetrics, last) && !map[string]bool{"n": true, "failures": true, "coverage50": true, "coverage80": true, "coverage95": true}[last] {
 			t.Errorf("metric %q has no direction", k)
 		}
 	}

@@ -127,6 +127,9 @@ func fitLogistic(ctx context.Context, t *features.Table, p LogisticParams) (*log
 	if err != nil {
 		return nil, err
 	}
+	if p, err = withSelectedC(ctx, t, p); err != nil { // C = 0: chosen on validation (select.go)
+		return nil, err
+	}
 	cw, err := logistic.ParseClassWeight(p.ClassWeight)
 	if p.ClassWeight == "" {
 		cw, err = logistic.Unweighted, nil
