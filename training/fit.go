@@ -186,6 +186,9 @@ func fitNGBoost(ctx context.Context, t *features.Table, fam ngboost.Family, cfg 
 }
 
 func fitGBM(ctx context.Context, t *features.Table, cfg *Config) (*gbm.Model, error) {
+	if len(cfg.GBM) == 0 { // no parameters configured: chosen on validation (smalltable.go)
+		return fitSmallGBM(ctx, t, cfg.Seed)
+	}
 	x, err := design(t)
 	if err != nil {
 		return nil, err
