@@ -82,21 +82,28 @@ func timeOrdered(t *features.Table) *features.Table {
 
 // CSelection is the outcome of choosing a logistic champion's C on validation.
 type CSelection struct {
-	// C is the chosen inverse L2 strength.
-	C float64
-	// Grid and Losses are the candidates and their validation log loss, pooled over the
-	// folds' rows; nil when the table was too small or lacked a class in a fold's
-	// fitting rows, and C is logistic.DefaultC.
-	Grid, Losses []float64
+	// C is the chosen inverse L2 strength, and Clip whether the model clips its inputs
+	// to their training range (logistic.Config.ClipToTrainingRange).
+	C    float64
+	Clip bool
+	// Grid and Losses are the candidates and their validation log loss with clipping,
+	// LossesRaw without, pooled over the folds' rows; nil when the table was too small
+	// or lacked a class in a fold's fitting rows, and C is logistic.DefaultC without
+	// clipping.
+	Grid, Losses, LossesRaw []float64
 	// Folds is the number of inner folds the choice rests on (0 for the fallback).
 	Folds int
 }
 
 // SelectC chooses the C of a logistic model of t (with p's other parameters) from
-// LogisticCGrid: the C with the lowest log loss on the inner validation folds of t's
-// rows in submission order (innerFoldCuts), ties going to the stronger penalty. A table
-// too small for one fold of minInnerRows, or whose fitting rows of a fold have one
-// class, gets logistic.DefaultC. The choice is deterministic: the fits are.
+// LogisticCGrid, and whether it clips its inputs to their training range: the pair
+// with the lowest log loss on the inner validation folds of t's rows in submission
+// order (innerFoldCuts), ties going to the stronger penalty and to clipping. Clipping
+// does not change a fit, so each C is fitted once per fold and scored both ways: the
+// validation block of a fold meets counts beyond the range of its earlier rows just as
+// the holdout and the served traffic do. A table too small for one fold of
+// minInnerRows, or whose fitting rows of a fold have one class, gets logistic.DefaultC
+// without clipping. The choice is deterministic: the fits are.
 func SelectC(ctx context.Context, t *features.Table, p LogisticParams) (CSelection, error) {
 	t = timeOrdered(t)
 	cuts := innerFoldCuts(t.NRows(), innerFolds)
@@ -109,14 +116,15 @@ func SelectC(ctx context.Context, t *features.Table, p LogisticParams) (CSelecti
 	if cuts == nil {
 		return CSelection{C: logistic.DefaultC}, nil
 	}
-	sel := CSelection{Grid: slices.Clone(LogisticCGrid), Losses: make([]float64, len(LogisticCGrid)), Folds: len(cuts)}
+	sel := CSelection{Grid: slices.Clone(LogisticCGrid), Losses: make([]float64, len(LogisticCGrid)),
+		LossesRaw: make([]float64, len(LogisticCGrid)), Folds: len(cuts)}
 	for i, c := range LogisticCGrid {
 		q := p
 		q.C = c
-		var sum float64
+		var sum, sumRaw float64
 		var n int
 		for _, cut := range cuts {
-			m, err := fitLogistic(ctx, t.Slice(0, cut[0]), q)
+			m, err := fitLogisticC(ctx, t.Slice(0, cut[0]), q, true)
 			if err != nil {
 				return CSelection{}, fmt.Errorf("training: choosing C: fold ending at row %d, C=%g: %w", cut[1], c, err)
 			}
@@ -126,36 +134,44 @@ func SelectC(ctx context.Context, t *features.Table, p LogisticParams) (CSelecti
 				return CSelection{}, err
 			}
 			sum += eval.LogLoss(v.Y, m.Predict(nil, x)) * float64(v.NRows())
+			sumRaw += eval.LogLoss(v.Y, m.Unclipped().Predict(nil, x)) * float64(v.NRows())
 			n += v.NRows()
 		}
-		sel.Losses[i] = sum / float64(n)
+		sel.Losses[i], sel.LossesRaw[i] = sum/float64(n), sumRaw/float64(n)
 	}
-	best := 0
-	for i, l := range sel.Losses {
-		if l < sel.Losses[best] {
-			best = i
+	best := math.Inf(1)
+	for i, c := range LogisticCGrid {
+		for _, clip := range []bool{true, false} {
+			l := sel.LossesRaw[i]
+			if clip {
+				l = sel.Losses[i]
+			}
+			if l < best {
+				best, sel.C, sel.Clip = l, c, clip
+			}
 		}
 	}
-	sel.C = LogisticCGrid[best]
 	return sel, nil
 }
 
-// withSelectedC returns p with C chosen by SelectC on t when p.C is 0, and p unchanged
-// when C was set (a configured C is never overridden).
-func withSelectedC(ctx context.Context, t *features.Table, p LogisticParams) (LogisticParams, error) {
+// withSelectedC returns p with C chosen by SelectC on t when p.C is 0, and whether the
+// model is to clip its inputs; p unchanged and no clipping when C was set (a configured
+// C is never overridden, and fits as before).
+func withSelectedC(ctx context.Context, t *features.Table, p LogisticParams) (LogisticParams, bool, error) {
 	if p.C != 0 {
-		return p, nil
+		return p, false, nil
 	}
 	sel, err := SelectC(ctx, t, p)
 	if err != nil {
-		return p, fmt.Errorf("training: %s: %w", t.Schema.Kind, err)
+		return p, false, fmt.Errorf("training: %s: %w", t.Schema.Kind, err)
 	}
 	p.C = sel.C
-	return p, nil
+	return p, sel.Clip, nil
 }
 
 // selectedParams returns the hyper-parameters of m's models that were chosen on
-// validation, as metric keys: "<section>.c" of the logistic champions and
+// validation, as metric keys: "<section>.c" and "<section>.clip" (1 when it clips its
+// inputs to their training range) of the logistic champions and
 // "success.gbm.<parameter>" of the gbm-success challenger (see fitSmallGBM; left out for
 // a model read from a LightGBM text file, which does not keep them). Train records those
 // of the holdout models, the ones its metrics are of, and they go into metrics.json
@@ -166,11 +182,14 @@ func selectedParams(m *Models) map[string]float64 {
 	if m == nil {
 		return out
 	}
-	if m.Success != nil {
-		out["success.c"] = m.Success.Config().C
-	}
-	if m.Conflict != nil {
-		out["conflict.c"] = m.Conflict.Config().C
+	for sec, lm := range map[string]*logistic.Model{"success": m.Success, "conflict": m.Conflict} {
+		if lm != nil {
+			out[sec+".c"] = lm.Config().C
+			out[sec+".clip"] = 0
+			if lm.Config().ClipToTrainingRange {
+				out[sec+".clip"] = 1
+			}
+		}
 	}
 	if m.SuccessGBM != nil && m.SuccessGBM.Config().NumLeaves > 0 { // 0: read from a file, parameters unknown
 		c := m.SuccessGBM.Config()
@@ -185,4 +204,4 @@ func selectedParams(m *Models) map[string]float64 {
 }
 
 // paramMetrics are the last parts of the metric keys selectedParams writes.
-var paramMetrics = []string{"c", "num_leaves", "min_data_in_leaf", "learning_rate", "num_iterations"}
+var paramMetrics = []string{"c", "clip", "num_leaves", "min_data_in_leaf", "learning_rate", "num_iterations"}

@@ -78,12 +78,16 @@ func TestSelectC(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sel.Folds != innerFolds || !slices.Equal(sel.Grid, LogisticCGrid) || len(sel.Losses) != len(LogisticCGrid) {
+			if sel.Folds != innerFolds || !slices.Equal(sel.Grid, LogisticCGrid) || len(sel.Losses) != len(LogisticCGrid) || len(sel.LossesRaw) != len(LogisticCGrid) {
 				t.Fatalf("SelectC = %+v, want %d folds over the grid", sel, innerFolds)
 			}
 			cuts := innerFoldCuts(tc.tb.NRows(), innerFolds)
+			chosen := sel.LossesRaw[slices.Index(LogisticCGrid, sel.C)]
+			if sel.Clip {
+				chosen = sel.Losses[slices.Index(LogisticCGrid, sel.C)]
+			}
 			for i, c := range LogisticCGrid {
-				var sum float64
+				var sum, sumRaw float64
 				var n int
 				for _, cut := range cuts {
 					fit, valid := tc.tb.Slice(0, cut[0]), tc.tb.Slice(cut[0], cut[1])
@@ -91,14 +95,22 @@ func TestSelectC(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					sum += eval.LogLoss(valid.Y, m.Predict(nil, valid.Dense())) * float64(valid.NRows())
+					mc, err := logistic.Fit(fit.Dense(), fit.Y, nil, logistic.Config{C: c, ClipToTrainingRange: true})
+					if err != nil {
+						t.Fatal(err)
+					}
+					sum += eval.LogLoss(valid.Y, mc.Predict(nil, valid.Dense())) * float64(valid.NRows())
+					sumRaw += eval.LogLoss(valid.Y, m.Predict(nil, valid.Dense())) * float64(valid.NRows())
 					n += valid.NRows()
 				}
 				if want := sum / float64(n); !scalar.EqualWithinAbsOrRel(sel.Losses[i], want, tol, tol) {
-					t.Errorf("C=%g: validation loss %v, want %v", c, sel.Losses[i], want)
+					t.Errorf("C=%g: clipped validation loss %v, want %v", c, sel.Losses[i], want)
 				}
-				if sel.Losses[i] < sel.Losses[slices.Index(LogisticCGrid, sel.C)] {
-					t.Errorf("chose C=%g (loss %v), but C=%g has loss %v", sel.C, sel.Losses[slices.Index(LogisticCGrid, sel.C)], c, sel.Losses[i])
+				if want := sumRaw / float64(n); !scalar.EqualWithinAbsOrRel(sel.LossesRaw[i], want, tol, tol) {
+					t.Errorf("C=%g: validation loss %v, want %v", c, sel.LossesRaw[i], want)
+				}
+				if min(sel.Losses[i], sel.LossesRaw[i]) < chosen {
+					t.Errorf("chose C=%g clip %v (loss %v), but C=%g has losses %v clipped, %v not", sel.C, sel.Clip, chosen, c, sel.Losses[i], sel.LossesRaw[i])
 				}
 			}
 			if sel.C < tc.minC || sel.C > tc.maxC {
@@ -109,15 +121,38 @@ func TestSelectC(t *testing.T) {
 				t.Errorf("SelectC is not deterministic: %+v then %+v", sel, again)
 			}
 			m, err := fitLogistic(ctx, tc.tb, LogisticParams{})
-			if err != nil || m.Config().C != sel.C {
-				t.Errorf("fitLogistic with C unset fitted C=%v (err %v), want the selected %g", m.Config().C, err, sel.C)
+			if err != nil || m.Config().C != sel.C || m.Config().ClipToTrainingRange != sel.Clip {
+				t.Errorf("fitLogistic with C unset fitted %+v (err %v), want the selected C %g, clip %v", m.Config(), err, sel.C, sel.Clip)
 			}
 			m, err = fitLogistic(ctx, tc.tb, LogisticParams{C: 0.5})
-			if err != nil || m.Config().C != 0.5 {
-				t.Errorf("fitLogistic with C=0.5 fitted C=%v (err %v), want the configured 0.5", m.Config().C, err)
+			if err != nil || m.Config().C != 0.5 || m.Config().ClipToTrainingRange {
+				t.Errorf("fitLogistic with C=0.5 fitted %+v (err %v), want the configured 0.5 without clipping", m.Config(), err)
 			}
 		})
 	}
+	t.Run("trend", func(t *testing.T) {
+		// x0 grows with time like a developer's prior changes, and its effect saturates
+		// (at 3): the validation blocks lie beyond the range of the rows before them,
+		// where a linear model extrapolates the early slope and clipping does not.
+		tb := randSuccessTable(1500, 0, 0, 9)
+		nf := tb.Schema.NFeatures()
+		rng := newTestRand(10)
+		for r := range tb.NRows() {
+			x0 := 10 * float64(r) / float64(tb.NRows())
+			tb.X[r*nf] = x0
+			tb.Y[r] = 0
+			if rng.Float64() < 1/(1+math.Exp(-(-1+math.Min(x0, 3)))) {
+				tb.Y[r] = 1
+			}
+		}
+		sel, err := SelectC(ctx, tb, LogisticParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sel.Clip {
+			t.Errorf("SelectC on a saturating trend = %+v, want clipping", sel)
+		}
+	})
 	t.Run("fallback", func(t *testing.T) {
 		tb := randSuccessTable(100, 0, 0, 3)
 		for r := range 80 { // the rows before the first block all succeed: its fit has one class
@@ -125,7 +160,7 @@ func TestSelectC(t *testing.T) {
 		}
 		tb.Y[90] = 0
 		sel, err := SelectC(ctx, tb, LogisticParams{})
-		if err != nil || sel.C != logistic.DefaultC || sel.Losses != nil || sel.Folds != 0 {
+		if err != nil || sel.C != logistic.DefaultC || sel.Clip || sel.Losses != nil || sel.Folds != 0 {
 			t.Errorf("SelectC of a table with one class before the folds = %+v, %v; want the default C %g", sel, err, logistic.DefaultC)
 		}
 	})
@@ -145,3 +180,5 @@ func TestSelectC(t *testing.T) {
 		}
 	})
 }
+
+func newTestRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 1)) }
