@@ -128,7 +128,8 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // LogisticParams are the hyper-parameters of a logistic model (models/logistic); zero
 // values are that package's defaults (scikit-learn's).
 type LogisticParams struct {
-	// C is the inverse L2 regularisation strength; 0 means 1.
+	// C is the inverse L2 regularisation strength; 0 means chosen on validation from
+	// LogisticCGrid (SelectC).
 	C float64 `json:"c,omitempty"`
 	// MaxIter caps the L-BFGS iterations; 0 means 100.
 	MaxIter int `json:"max_iter,omitempty"`
@@ -202,7 +203,8 @@ type Config struct {
 	Conflict  LogisticParams `json:"conflict,omitzero"`
 	BuildTime NGBoostParams  `json:"buildtime,omitzero"`
 	// GBM holds the LightGBM parameters of the gbm-success challenger ("gbm"), by name or
-	// alias as gbm.ParseParams reads them; the objective is always binary.
+	// alias as gbm.ParseParams reads them; the objective is always binary. Empty means
+	// chosen on validation from SmallGBMGrid (SelectSmallGBM).
 	GBM map[string]string `json:"gbm,omitempty"`
 	// Gates maps metric keys (as in the manifest, e.g. "success.log_loss") to the
 	// degradation they allow ("gates"). Nil means DefaultGates; an empty map gates

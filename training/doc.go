@@ -25,6 +25,17 @@
 // on their training rows (modelset.ParamBounds, written to buildtime.bounds.json), and
 // build durations below MinDuration (1 s) are raised to it in every build-time table.
 //
+// Hyper-parameters that no one default serves from a real repository's few hundred
+// rows to a synthetic world's tens of thousands are chosen on validation inside each
+// fit's own rows, never on the holdout (select.go, smalltable.go): the logistic
+// champions' L2 strength C (when not configured) from LogisticCGrid by the log loss of
+// two forward-chaining folds over the latest 20% of the rows by submission time, and the
+// gbm-success parameters (when Config.GBM is empty) from SmallGBMGrid with early
+// stopping on the latest 20%; the chosen model is then refitted on every row. The
+// holdout models choose on the rows before the cut, the published ones on the whole
+// window. The holdout models' choices are in metrics.json as success.c, conflict.c and
+// success.gbm.num_leaves, min_data_in_leaf, learning_rate and num_iterations.
+//
 // # Window and time split
 //
 // The window is [AsOf - Window, AsOf). The features are computed from every change of the

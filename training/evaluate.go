@@ -20,6 +20,10 @@ type Evaluation struct {
 	BuildTime map[string]eval.DistributionMetrics
 	// Report is the content of report.html for these metrics.
 	Report report.Input
+	// Selected holds the hyper-parameters of the published models that were chosen on
+	// validation inside the training window (selectedParams), by metric key such as
+	// "success.c"; Metrics adds them to its keys. Nil when none were.
+	Selected map[string]float64
 }
 
 // BestBaseline returns the baseline with the lowest holdout loss of a section
@@ -45,6 +49,9 @@ func (e *Evaluation) BestBaseline(section string) (name string, loss float64) {
 // gaps. Values may be NaN.
 func (e *Evaluation) Metrics() map[string]float64 {
 	out := map[string]float64{}
+	for k, v := range e.Selected {
+		out[k] = v
+	}
 	key := func(section, model, metric string) string {
 		if model == ModelLogistic || model == ModelNGBoost {
 			return section + "." + metric
@@ -230,16 +237,16 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 			truth = truth || role == roleTruth
 			baselines[role] = baselines[role] || !isModel(model) && model != ModelTruth
 		}
-		for _, role := range roles {
-			if c, ok := byRole[role]; ok {
-				rel.Series = append(rel.Series, report.ReliabilitySeries{Model: role, Bins: c.Calibration})
-			}
+		for _, role := range plotRoles(byRole) {
+			rel.Series = append(rel.Series, report.ReliabilitySeries{Model: role, Bins: byRole[role].Calibration})
 		}
 		sec := &report.Section{
 			Name:    name,
 			Note:    sectionNote(tb.NRows(), modelsNote(name)),
 			Metrics: report.ClassifierRows(byRole),
-			Plots:   []report.Plot{rel},
+		}
+		if len(rel.Series) > 0 {
+			sec.Plots = append(sec.Plots, rel)
 		}
 		if best, bl := bestOf(out, func(c eval.ClassifierMetrics) float64 { return c.LogLoss }); best != "" {
 			skill := report.Metric{Name: "log loss skill over best baseline (1 − LL/LL of " + best + ")", Better: "higher", Values: map[string]float64{}}
@@ -345,11 +352,8 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 		}
 		pit := &report.PITHistogram{Title: "build time: PIT"}
 		cov := &report.Coverage{Title: "build time: interval coverage"}
-		for _, role := range roles {
-			d, ok := byRole[role]
-			if !ok {
-				continue
-			}
+		for _, role := range plotRoles(byRole) {
+			d := byRole[role]
 			pit.Series = append(pit.Series, report.PITSeries{Model: role, Fractions: d.PIT})
 			cov.Series = append(cov.Series, report.CoverageSeries{Model: role, Nominal: eval.CoverageLevels[:], Empirical: d.Coverage[:]})
 		}
@@ -368,7 +372,9 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 			})
 		}
 		sec.Metrics = append(sec.Metrics, sizeBucketMetrics(tb, preds)...)
-		sec.Plots = append(sec.Plots, pit, cov)
+		if len(pit.Series) > 0 {
+			sec.Plots = append(sec.Plots, pit, cov)
+		}
 		sec.Plots = append(sec.Plots, buildTimeScatters(tb, preds)...)
 		e.Report.Sections = append(e.Report.Sections, sec)
 	}
@@ -566,6 +572,27 @@ const (
 )
 
 var roles = []string{roleChampion, roleChallenger, roleTruth}
+
+// plotRoles returns the columns of byRole a section's figures draw: the champion, the
+// challenger and the truth, or, when a partial bundle (Config.AllowPartial) left the
+// section's models out, its baselines, so that the figures still have a series.
+func plotRoles[M any](byRole map[string]M) []string {
+	var out []string
+	for _, role := range roles {
+		if _, ok := byRole[role]; ok {
+			out = append(out, role)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, name := range baselineNames() {
+		if _, ok := byRole[name]; ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 // bestOf returns the baseline of m with the lowest loss, and the loss; "" when m has no
 // baseline.

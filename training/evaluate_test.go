@@ -2,6 +2,7 @@ package training
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/sqpredict/sqpredict/datasets/synth"
 	"github.com/sqpredict/sqpredict/eval"
+	"github.com/sqpredict/sqpredict/eval/report"
 	"github.com/sqpredict/sqpredict/features"
 )
 
@@ -50,6 +52,7 @@ func TestMetricsKeys(t *testing.T) {
 			BaselineConstantRate: {LogLoss: 0.12}},
 		BuildTime: map[string]eval.DistributionMetrics{ModelNGBoost: {NLL: 7.5, Coverage: [3]float64{0.5, 0.8, 0.9}},
 			ModelTruth: {NLL: 7.25}},
+		Selected: map[string]float64{"success.c": 0.01, "success.gbm.num_leaves": 4},
 	}
 	m := e.Metrics()
 	for k, want := range map[string]float64{
@@ -60,6 +63,8 @@ func TestMetricsKeys(t *testing.T) {
 		// than the constant has skill 0.
 		"success.bayes_skill_log_loss": 0.5, "success.gbm.bayes_skill_log_loss": 0.75,
 		"conflict.bayes_skill_log_loss": 0,
+		// Hyper-parameters chosen on validation are carried as they are.
+		"success.c": 0.01, "success.gbm.num_leaves": 4,
 	} {
 		if got, ok := m[k]; !ok || !scalar.EqualWithinAbsOrRel(got, want, 1e-12, 1e-12) {
 			t.Errorf("Metrics()[%q] = %v (present %v), want %v", k, got, ok, want)
@@ -74,8 +79,58 @@ func TestMetricsKeys(t *testing.T) {
 		}
 	}
 	for k := range m {
-		if _, ok := metricDirection(k); !ok && !map[string]bool{"n": true, "failures": true, "coverage50": true, "coverage80": true, "coverage95": true}[k[strings.LastIndexByte(k, '.')+1:]] {
+		last := k[strings.LastIndexByte(k, '.')+1:]
+		if _, ok := metricDirection(k); ok && slices.Contains(paramMetrics, last) {
+			t.Errorf("hyper-parameter %q has a direction, so gates would read it", k)
+		}
+		if _, ok := metricDirection(k); !ok && !slices.Contains(paramMetrics, last) && !map[string]bool{"n": true, "failures": true, "coverage50": true, "coverage80": true, "coverage95": true}[last] {
 			t.Errorf("metric %q has no direction", k)
 		}
+	}
+}
+
+// TestEvaluatePartialReport checks that the report of a partial bundle whose success
+// and build-time models were left out (a one-class success table, no durations: issue
+// 12's real-data run, where `train --allow-partial` crashed in the report with "success:
+// reliability": no data: no series) is written, and that its figures draw the
+// baselines instead.
+func TestEvaluatePartialReport(t *testing.T) {
+	nan := math.NaN()
+	y := []float64{1, 1, 0, 1, 0, 1, 1, 1}
+	last := []float64{nan, 0, 0, 1, 1, 0, 0, 0}
+	success := handTable(features.KindSuccess, "repo_last_failed", last, y)
+	buildtime := handTable(features.KindBuildTime, "", nil, []float64{60, 75, 90, 80, 120, 65})
+	conflict := handTable(features.KindConflict, "", nil, nil)
+	m := &Models{Baselines: map[string]*Baseline{}}
+	for kind, tb := range map[features.Kind]*features.Table{features.KindSuccess: success, features.KindBuildTime: buildtime} {
+		for _, name := range Baselines[kind] {
+			b, err := FitBaseline(name, tb)
+			if err != nil {
+				t.Fatalf("FitBaseline(%s): %v", name, err)
+			}
+			m.Baselines[name] = b
+		}
+	}
+	tb := tables{success: success, conflict: conflict, buildtime: buildtime}
+	e, err := evaluate(tb, m.Predict(success, conflict, buildtime), "partial", "")
+	if err != nil {
+		t.Fatalf("evaluate: %v", err)
+	}
+	if err := report.Write(t.TempDir(), e.Report); err != nil {
+		t.Fatalf("report.Write of a bundle without success and build-time models: %v", err)
+	}
+	for _, sec := range e.Report.Sections {
+		if len(sec.Plots) == 0 {
+			t.Errorf("section %q has no figure, want the baselines' figures", sec.Name)
+		}
+		if sec.Name == "success" {
+			rel, ok := sec.Plots[0].(*report.Reliability)
+			if !ok || len(rel.Series) != len(Baselines[features.KindSuccess]) {
+				t.Errorf("success reliability = %#v, want one series per success baseline", sec.Plots[0])
+			}
+		}
+	}
+	if len(e.Report.Sections) != 2 {
+		t.Errorf("report has %d sections, want success and build time", len(e.Report.Sections))
 	}
 }

@@ -137,6 +137,16 @@ func design(t *features.Table) (*mat.Dense, error) {
 }
 
 func fitLogistic(ctx context.Context, t *features.Table, p LogisticParams) (*logistic.Model, error) {
+	p, clip, err := withSelectedC(ctx, t, p) // C = 0: C and clipping chosen on validation (select.go)
+	if err != nil {
+		return nil, err
+	}
+	return fitLogisticC(ctx, t, p, clip)
+}
+
+// fitLogisticC fits a logistic model of t with p, clipping its inputs to their training
+// range when clip is set.
+func fitLogisticC(ctx context.Context, t *features.Table, p LogisticParams, clip bool) (*logistic.Model, error) {
 	x, err := design(t)
 	if err != nil {
 		return nil, err
@@ -148,7 +158,7 @@ func fitLogistic(ctx context.Context, t *features.Table, p LogisticParams) (*log
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s.class_weight: %w", ErrConfig, t.Schema.Kind, err)
 	}
-	cfg := logistic.Config{C: p.C, MaxIter: p.MaxIter, ClassWeight: cw, FeatureNames: t.Schema.Names}
+	cfg := logistic.Config{C: p.C, MaxIter: p.MaxIter, ClassWeight: cw, FeatureNames: t.Schema.Names, ClipToTrainingRange: clip}
 	m, err := logistic.FitContext(ctx, x, t.Y, nil, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("training: fitting %s logistic on %d rows: %w", t.Schema.Kind, t.NRows(), err)
@@ -203,6 +213,9 @@ func fitNGBoost(ctx context.Context, t *features.Table, fam ngboost.Family, cfg 
 }
 
 func fitGBM(ctx context.Context, t *features.Table, cfg *Config) (*gbm.Model, error) {
+	if len(cfg.GBM) == 0 { // no parameters configured: chosen on validation (smalltable.go)
+		return fitSmallGBM(ctx, t, cfg.Seed)
+	}
 	x, err := design(t)
 	if err != nil {
 		return nil, err

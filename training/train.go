@@ -500,6 +500,7 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	if res.Holdout, err = evaluate(hold, res.HoldoutModels.Predict(hold.success, hold.conflict, hold.buildtime), title, sub); err != nil {
 		return nil, err
 	}
+	res.Holdout.Selected = selectedParams(res.HoldoutModels) // hyper-parameters chosen on validation (select.go)
 	st.done("evaluate")
 
 	if res.Models, err = fitAll(ctx, all, &cfg, func(name string) { st.done("refit " + modelName(name)) }); err != nil {

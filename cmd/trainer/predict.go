@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -140,7 +141,7 @@ func runPredict(ctx context.Context, e *env, args []string) error {
 		c := &tb.Columns[tb.Index(name)]
 		col := datasets.Column{Name: name, Strings: make([]string, n)}
 		for i := range n {
-			col.Strings[i], _ = c.Level(i)
+			col.Strings[i] = idText(c, i)
 		}
 		res.Columns = append(res.Columns, col)
 	}
@@ -210,4 +211,27 @@ func quantileLevels(quantiles, intervals []string) ([]quantileLevel, error) {
 		seen[lv.name] = true
 	}
 	return out, nil
+}
+
+// maxExactInt is 2^53, the bound below which every integer is a float64 exactly.
+const maxExactInt = 1 << 53
+
+// idText returns row i of an --id column as text: a text cell as it is, an integral
+// number in plain digits (a numeric id such as TravisTorrent's build 103684356 read
+// back as a number must not come out as 1.03684356e+08), any other number in the
+// shortest form that reads back to it, and "" for a missing cell. Integers beyond 2^53
+// are not exact in a float64 column and keep that form too.
+func idText(c *columnar.Column, i int) string {
+	if c.IsText() {
+		s, _ := c.Level(i)
+		return s
+	}
+	v := c.Values[i]
+	switch {
+	case math.IsNaN(v):
+		return ""
+	case v == math.Trunc(v) && math.Abs(v) < maxExactInt:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }

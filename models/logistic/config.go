@@ -105,6 +105,12 @@ type Config struct {
 	Step int
 	// FeatureNames names the columns of the input matrix. Nil means x0, x1, ...
 	FeatureNames []string
+	// ClipToTrainingRange makes Predict clip every feature to its training range [min,
+	// max] (over the rows of nonzero weight, NaN ignored) before the linear predictor, so
+	// that an unbounded count beyond anything seen in training (a developer's prior
+	// changes a year later) does not extrapolate the log-odds. It does not change the fit.
+	// The zero value, false, predicts on the raw inputs.
+	ClipToTrainingRange bool
 }
 
 // validate checks the fields of c and the feature names against d columns.

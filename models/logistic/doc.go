@@ -44,9 +44,10 @@
 //
 // # Artifact format
 //
-// A model is saved as one JSON object (format_version 1):
+// A model is saved as one JSON object (format_version 1, or 2 for a model that clips
+// its inputs to their training range, Config.ClipToTrainingRange):
 //
-//	format_version         1 (readers reject other values with ErrUnsupportedVersion)
+//	format_version         1 or 2 (readers reject other values with ErrUnsupportedVersion)
 //	kind                   "logistic"
 //	feature_names          d names, in input column order
 //	means, scales          μ_j and s_j, d numbers each
@@ -58,6 +59,9 @@
 //	config                 C, penalty, max_iter, tol, class_weight,
 //	                       n_features_to_select, step
 //	training               rows, iterations, converged, log_loss
+//	clip_lo, clip_hi       version 2 only: the training minimum and maximum of each
+//	                       feature, which Predict clamps the inputs to (NaN is still
+//	                       imputed with μ_j, and ±Inf is clamped too)
 //
 // # Conventions
 //

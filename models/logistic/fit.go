@@ -146,6 +146,10 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 	}
 	m := newModel(names, mean, scale, w, res.theta[len(active)], selected, cfg)
 	ll := m.weightedLogLoss(raw, y, sw)
+	if cfg.ClipToTrainingRange {
+		// The training loss is that of the raw inputs, which lie in the range anyway.
+		m.lo, m.hi = trainingRange(raw, sw, mean)
+	}
 	if math.IsNaN(ll) || math.IsInf(ll, 0) {
 		return nil, fmt.Errorf("%w: training log loss %v", ErrNumeric, ll)
 	}
@@ -535,4 +539,30 @@ func l1Optimality(x, g []float64, lambda float64) float64 {
 		m = math.Max(m, s)
 	}
 	return m
+}
+
+// trainingRange returns the smallest and largest value of each column of x over the rows
+// of nonzero weight, NaN ignored; a column without a value gets its mean as both, which
+// is what Predict imputes for it anyway.
+func trainingRange(x dense, sw, mean []float64) (lo, hi []float64) {
+	lo, hi = make([]float64, x.cols), make([]float64, x.cols)
+	for j := range lo {
+		lo[j], hi[j] = math.Inf(1), math.Inf(-1)
+	}
+	for i := range x.rows {
+		if sw[i] == 0 {
+			continue
+		}
+		for j, v := range x.data[i*x.stride : i*x.stride+x.cols] {
+			if v == v {
+				lo[j], hi[j] = min(lo[j], v), max(hi[j], v)
+			}
+		}
+	}
+	for j := range lo {
+		if lo[j] > hi[j] {
+			lo[j], hi[j] = mean[j], mean[j]
+		}
+	}
+	return lo, hi
 }

@@ -11,8 +11,14 @@ import (
 	"github.com/sqpredict/sqpredict/internal/atomicfile"
 )
 
-// FormatVersion is the artifact format version WriteJSON writes and ReadJSON accepts.
-const FormatVersion = 1
+// FormatVersion is the newest artifact format version: WriteJSON writes it for a model
+// that clips its inputs (Config.ClipToTrainingRange) and FormatVersionNoClip, which
+// older readers accept, for one that does not; ReadJSON accepts both.
+const FormatVersion = 2
+
+// FormatVersionNoClip is the artifact format version of a model without clip_lo and
+// clip_hi.
+const FormatVersionNoClip = 1
 
 // Kind is the value of the artifact's "kind" field.
 const Kind = "logistic"
@@ -35,6 +41,9 @@ type artifact struct {
 	OriginalIntercept    float64        `json:"original_intercept"`
 	Config               artifactConfig `json:"config"`
 	Training             artifactStats  `json:"training"`
+	// ClipLo and ClipHi are the training range Predict clips to (format_version 2).
+	ClipLo []float64 `json:"clip_lo,omitempty"`
+	ClipHi []float64 `json:"clip_hi,omitempty"`
 }
 
 type artifactConfig struct {
@@ -56,8 +65,14 @@ type artifactStats struct {
 
 // WriteJSON writes m to w in the artifact format of the package documentation.
 func (m *Model) WriteJSON(w io.Writer) error {
+	version := FormatVersionNoClip
+	if m.lo != nil {
+		version = FormatVersion
+	}
 	a := artifact{
-		FormatVersion:        FormatVersion,
+		FormatVersion:        version,
+		ClipLo:               m.lo,
+		ClipHi:               m.hi,
 		Kind:                 Kind,
 		FeatureNames:         m.names,
 		Means:                m.mean,
@@ -106,8 +121,8 @@ func ReadJSON(r io.Reader) (*Model, error) {
 	if err := dec.Decode(&a); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	if a.FormatVersion != FormatVersion {
-		return nil, fmt.Errorf("%w: format_version %d (this build reads %d)", ErrUnsupportedVersion, a.FormatVersion, FormatVersion)
+	if a.FormatVersion != FormatVersion && a.FormatVersion != FormatVersionNoClip {
+		return nil, fmt.Errorf("%w: format_version %d (this build reads %d and %d)", ErrUnsupportedVersion, a.FormatVersion, FormatVersionNoClip, FormatVersion)
 	}
 	if a.Kind != Kind {
 		return nil, fmt.Errorf("%w: kind %q, want %q", ErrMalformed, a.Kind, Kind)
@@ -152,7 +167,20 @@ func ReadJSON(r io.Reader) (*Model, error) {
 	if err := cfg.validate(d); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
+	switch clip := a.ClipLo != nil || a.ClipHi != nil; {
+	case a.FormatVersion == FormatVersionNoClip && clip:
+		return nil, fmt.Errorf("%w: clip_lo and clip_hi need format_version %d", ErrMalformed, FormatVersion)
+	case a.FormatVersion == FormatVersion && (len(a.ClipLo) != d || len(a.ClipHi) != d):
+		return nil, fmt.Errorf("%w: format_version %d needs clip_lo and clip_hi of %d numbers, got %d and %d", ErrMalformed, FormatVersion, d, len(a.ClipLo), len(a.ClipHi))
+	}
+	for j := range a.ClipLo {
+		if !finite(a.ClipLo[j]) || !finite(a.ClipHi[j]) || a.ClipLo[j] > a.ClipHi[j] {
+			return nil, fmt.Errorf("%w: feature %q: clip range [%v, %v]", ErrMalformed, a.FeatureNames[j], a.ClipLo[j], a.ClipHi[j])
+		}
+	}
+	cfg.ClipToTrainingRange = a.ClipLo != nil
 	m := newModel(a.FeatureNames, a.Means, a.Scales, a.Coefficients, a.Intercept, a.Selected, cfg)
+	m.lo, m.hi = a.ClipLo, a.ClipHi
 	m.stats = TrainStats(a.Training)
 	for j := range d {
 		if !finite(m.beta[j]) {

@@ -26,6 +26,10 @@ type Model struct {
 	active []int
 	betaA  []float64 // beta[active]
 	meanA  []float64 // mean[active]
+
+	// lo and hi are the training range of each feature that Predict clips to
+	// (Config.ClipToTrainingRange); nil when it does not clip.
+	lo, hi []float64
 }
 
 // TrainStats summarises the final fit of a model.
@@ -57,6 +61,22 @@ func newModel(names []string, mean, scale, w []float64, b float64, selected []bo
 		}
 	}
 	return m
+}
+
+// ClipRange returns copies of the training range [lo, hi] of each feature that Predict
+// clips to, and nil, nil for a model that does not clip.
+func (m *Model) ClipRange() (lo, hi []float64) { return slices.Clone(m.lo), slices.Clone(m.hi) }
+
+// Unclipped returns m without clipping: the same coefficients, predicting on the raw
+// inputs. It returns m itself when m does not clip.
+func (m *Model) Unclipped() *Model {
+	if m.lo == nil {
+		return m
+	}
+	c := *m
+	c.lo, c.hi = nil, nil
+	c.cfg.ClipToTrainingRange = false
+	return &c
 }
 
 // NFeatures returns the number of input columns the model expects.
@@ -181,11 +201,31 @@ func (m *Model) parallel(dst []float64, x dense, prob bool) {
 	wg.Wait()
 }
 
-// rows predicts rows lo..hi-1 of x into dst[lo:hi].
-func (m *Model) rows(dst []float64, x dense, lo, hi int, prob bool) {
+// rows predicts rows lo0..hi0-1 of x into dst[lo0:hi0].
+func (m *Model) rows(dst []float64, x dense, lo0, hi0 int, prob bool) {
 	d := x.cols
-	if len(m.active) == d {
-		for i := lo; i < hi; i++ {
+	if m.lo != nil {
+		// Clipping: NaN imputes the mean as below, other values are clamped to the
+		// training range first.
+		lo, hi := m.lo, m.hi
+		for i := lo0; i < hi0; i++ {
+			row := x.data[i*x.stride : i*x.stride+d]
+			z := m.beta0
+			for j, v := range row {
+				switch {
+				case v != v:
+					v = m.mean[j]
+				case v < lo[j]:
+					v = lo[j]
+				case v > hi[j]:
+					v = hi[j]
+				}
+				z += m.beta[j] * v
+			}
+			dst[i] = z
+		}
+	} else if len(m.active) == d {
+		for i := lo0; i < hi0; i++ {
 			row := x.data[i*x.stride : i*x.stride+d]
 			z := m.beta0 + dot(m.beta, row)
 			if z != z {
@@ -203,7 +243,7 @@ func (m *Model) rows(dst []float64, x dense, lo, hi int, prob bool) {
 		}
 	} else {
 		act, beta, mean := m.active, m.betaA, m.meanA[:len(m.betaA)]
-		for i := lo; i < hi; i++ {
+		for i := lo0; i < hi0; i++ {
 			row := x.data[i*x.stride : i*x.stride+d]
 			z := m.beta0
 			for k, j := range act {
@@ -217,7 +257,7 @@ func (m *Model) rows(dst []float64, x dense, lo, hi int, prob bool) {
 		}
 	}
 	if prob {
-		out := dst[lo:hi]
+		out := dst[lo0:hi0]
 		for i, z := range out {
 			out[i] = sigmoid(z)
 		}

@@ -157,9 +157,19 @@ func TestReadJSONErrors(t *testing.T) {
 		name     string
 		old, new string // replace old by new in good
 		want     error
+		raw      float64 // the log-odds of x = (3, 6) when it reads; 0 means -1.5
 	}{
 		{name: "good", want: nil},
-		{name: "version", old: `"format_version": 1`, new: `"format_version": 2`, want: ErrUnsupportedVersion},
+		{name: "version", old: `"format_version": 1`, new: `"format_version": 3`, want: ErrUnsupportedVersion},
+		// Issue 12: format_version 2 clips the inputs to clip_lo, clip_hi: (3, 6) in
+		// [0, 10]² is unchanged; in [0, 2.5] x [0, 6] it becomes (2.5, 6), log-odds
+		// 1.5 + 1·2.5 − 1·6 = −2.
+		{name: "clipped, in range", old: `"format_version": 1`, new: `"format_version": 2, "clip_lo": [0, 0], "clip_hi": [10, 10]`},
+		{name: "clipped", old: `"format_version": 1`, new: `"format_version": 2, "clip_lo": [0, 0], "clip_hi": [2.5, 6]`, raw: -2},
+		{name: "version 2 without clip", old: `"format_version": 1`, new: `"format_version": 2`, want: ErrMalformed},
+		{name: "version 1 with clip", old: `"format_version": 1`, new: `"format_version": 1, "clip_lo": [0, 0], "clip_hi": [1, 1]`, want: ErrMalformed},
+		{name: "clip lengths", old: `"format_version": 1`, new: `"format_version": 2, "clip_lo": [0], "clip_hi": [1, 1]`, want: ErrMalformed},
+		{name: "clip inverted", old: `"format_version": 1`, new: `"format_version": 2, "clip_lo": [0, 2], "clip_hi": [1, 1]`, want: ErrMalformed},
 		{name: "no version", old: `"format_version": 1,`, new: ``, want: ErrUnsupportedVersion},
 		{name: "kind", old: `"kind": "logistic"`, new: `"kind": "gbm"`, want: ErrMalformed},
 		{name: "lengths", old: `"means": [1, 2]`, new: `"means": [1]`, want: ErrMalformed},
@@ -181,9 +191,13 @@ func TestReadJSONErrors(t *testing.T) {
 			}
 			if err == nil {
 				// x = (3, 6): standardised (1, 1), log-odds 0.5 + 2 - 4 = -1.5.
+				want := tc.raw
+				if want == 0 {
+					want = -1.5
+				}
 				got := m.PredictRaw(nil, mat.NewDense(1, 2, []float64{3, 6}))
-				if !scalar.EqualWithinAbsOrRel(got[0], -1.5, 1e-15, 1e-15) {
-					t.Errorf("PredictRaw = %v, want -1.5", got[0])
+				if !scalar.EqualWithinAbsOrRel(got[0], want, 1e-15, 1e-15) {
+					t.Errorf("PredictRaw = %v, want %v", got[0], want)
 				}
 			}
 		})
@@ -316,5 +330,91 @@ func TestEnumStrings(t *testing.T) {
 	}
 	if _, err := ParseClassWeight("auto"); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("ParseClassWeight(auto) = %v, want ErrInvalidConfig", err)
+	}
+}
+
+// TestClipToTrainingRange checks Config.ClipToTrainingRange (issue 12: a count beyond
+// its training range extrapolates the log-odds): the fit is the same as without it, the
+// range is each column's minimum and maximum over the weighted rows (computed here
+// independently), rows inside the range predict as the unclipped model, rows outside it
+// as the unclipped model on the row clamped by hand, NaN still imputes the mean, and the
+// range survives a JSON round trip (format_version 2).
+func TestClipToTrainingRange(t *testing.T) {
+	t.Parallel()
+	const tol = 1e-12 // the same coefficients and inputs; only summation order differs
+	rnd := rand.New(rand.NewPCG(3, 1))
+	x, y := synthetic(rnd, 300, []float64{1, -2, 0.5}, 0.2, 0.05)
+	w := make([]float64, 300)
+	for i := range w {
+		w[i] = 1
+	}
+	w[7] = 0 // a row of zero weight does not widen the range
+	x.Set(7, 0, 1e6)
+	plain, err := Fit(x, y, w, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clipped, err := Fit(x, y, w, Config{ClipToTrainingRange: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range 3 {
+		if a, b := plain.Coefficients()[j], clipped.Coefficients()[j]; a != b {
+			t.Errorf("coefficient %d: %v with clipping, %v without; the fit must not change", j, b, a)
+		}
+	}
+	lo, hi := clipped.ClipRange()
+	for j := range 3 {
+		wantLo, wantHi := math.Inf(1), math.Inf(-1)
+		for i := range 300 {
+			if v := x.At(i, j); w[i] > 0 && !math.IsNaN(v) {
+				wantLo, wantHi = math.Min(wantLo, v), math.Max(wantHi, v)
+			}
+		}
+		if lo[j] != wantLo || hi[j] != wantHi {
+			t.Errorf("feature %d: range [%v, %v], want [%v, %v]", j, lo[j], hi[j], wantLo, wantHi)
+		}
+	}
+	if l, h := plain.ClipRange(); l != nil || h != nil || clipped.Unclipped().lo != nil || plain.Unclipped() != plain {
+		t.Error("a model without clipping has a range, or Unclipped keeps one")
+	}
+	nan := math.NaN()
+	rows := [][]float64{
+		{(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, lo[2]}, // inside
+		{hi[0] + 10, lo[1] - 3, (lo[2] + hi[2]) / 2},      // outside on two features
+		{nan, hi[1] * 100, nan},                           // NaN and far outside
+		{math.Inf(1), math.Inf(-1), (lo[2] + hi[2]) / 2},  // infinities clamp too
+	}
+	clamp := func(r []float64) []float64 {
+		out := make([]float64, len(r))
+		for j, v := range r {
+			out[j] = v
+			if !math.IsNaN(v) {
+				out[j] = math.Min(math.Max(v, lo[j]), hi[j])
+			}
+		}
+		return out
+	}
+	var buf bytes.Buffer
+	if err := clipped.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"format_version": 2`) {
+		t.Errorf("a clipping model is written as %.40q, want format_version 2", buf.String())
+	}
+	loaded, err := ReadJSON(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, r := range rows {
+		want := plain.PredictRaw(nil, mat.NewDense(1, 3, clamp(r)))[0]
+		for name, m := range map[string]*Model{"fitted": clipped, "loaded": loaded} {
+			if got := m.PredictRaw(nil, mat.NewDense(1, 3, r))[0]; !scalar.EqualWithinAbsOrRel(got, want, tol, tol) {
+				t.Errorf("%s row %d %v: log-odds %v, want %v (unclipped model on the clamped row)", name, k, r, got, want)
+			}
+		}
+	}
+	if a, b := clipped.PredictRaw(nil, mat.NewDense(1, 3, rows[0]))[0], plain.PredictRaw(nil, mat.NewDense(1, 3, rows[0]))[0]; !scalar.EqualWithinAbsOrRel(a, b, tol, tol) {
+		t.Errorf("inside the range: %v clipped, %v plain", a, b)
 	}
 }

@@ -1,0 +1,207 @@
+package training
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/sqpredict/sqpredict/eval"
+	"github.com/sqpredict/sqpredict/features"
+	"github.com/sqpredict/sqpredict/models/logistic"
+)
+
+// Hyper-parameters chosen on validation (issue 12): a champion's defaults must hold
+// from a real repository's few hundred rows to a synthetic world's tens of thousands,
+// and no one value does (on the real histories, C = 1 over-fits the small repositories
+// while the synthetic worlds need a weak penalty). So the trainer chooses them inside
+// each training window, on a time-ordered inner split of the rows it fits on: the
+// latest innerValidation of them by submission time. Nothing of the holdout takes part,
+// and the grids below were fixed before any holdout was looked at.
+
+// innerValidation is the share of the latest training rows (by submission time) on
+// which hyper-parameters are chosen.
+const innerValidation = 0.2
+
+// innerFolds is the number of forward-chaining folds innerValidation is split into for
+// the logistic C: fold k fits on every row before its block and scores its block, so
+// that a choice rests on more than one split of a small table.
+const innerFolds = 2
+
+// minInnerRows is the fewest rows an inner validation block may have; smaller tables
+// fall back to fewer folds, then to the default.
+const minInnerRows = 5
+
+// LogisticCGrid are the inverse L2 strengths the logistic champions choose from when
+// LogisticParams.C is 0, strongest penalty first: a log grid from 0.001 (coefficients
+// near 0, close to a constant) to 1 (scikit-learn's default, the old fixed value).
+var LogisticCGrid = []float64{0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1}
+
+// innerFoldCuts returns the forward-chaining folds of n time-ordered rows as pairs
+// (fitEnd, validEnd): fold k fits on rows [0, fitEnd) and scores rows [fitEnd,
+// validEnd). With folds blocks of at least minInnerRows in the latest innerValidation
+// of the rows, and fewer blocks when they would be smaller; nil when even one is.
+func innerFoldCuts(n, folds int) [][2]int {
+	v := int(math.Round(innerValidation * float64(n)))
+	for ; folds > 0; folds-- {
+		if v/folds >= minInnerRows && n-v >= minInnerRows {
+			break
+		}
+	}
+	if folds == 0 {
+		return nil
+	}
+	out := make([][2]int, folds)
+	start := n - v
+	for k := range folds {
+		lo := start + k*v/folds
+		hi := start + (k+1)*v/folds
+		out[k] = [2]int{lo, hi}
+	}
+	return out
+}
+
+// timeOrdered returns t with its rows in submission order (stable), t itself when they
+// already are.
+func timeOrdered(t *features.Table) *features.Table {
+	n := t.NRows()
+	sorted := true
+	for r := 1; r < n && sorted; r++ {
+		sorted = !t.SubmittedAt[r].Before(t.SubmittedAt[r-1])
+	}
+	if sorted {
+		return t
+	}
+	rows := make([]int, n)
+	for r := range rows {
+		rows[r] = r
+	}
+	slices.SortStableFunc(rows, func(a, b int) int { return t.SubmittedAt[a].Compare(t.SubmittedAt[b]) })
+	return subset(t, rows)
+}
+
+// CSelection is the outcome of choosing a logistic champion's C on validation.
+type CSelection struct {
+	// C is the chosen inverse L2 strength, and Clip whether the model clips its inputs
+	// to their training range (logistic.Config.ClipToTrainingRange).
+	C    float64
+	Clip bool
+	// Grid and Losses are the candidates and their validation log loss with clipping,
+	// LossesRaw without, pooled over the folds' rows; nil when the table was too small
+	// or lacked a class in a fold's fitting rows, and C is logistic.DefaultC without
+	// clipping.
+	Grid, Losses, LossesRaw []float64
+	// Folds is the number of inner folds the choice rests on (0 for the fallback).
+	Folds int
+}
+
+// SelectC chooses the C of a logistic model of t (with p's other parameters) from
+// LogisticCGrid, and whether it clips its inputs to their training range: the pair
+// with the lowest log loss on the inner validation folds of t's rows in submission
+// order (innerFoldCuts), ties going to the stronger penalty and to clipping. Clipping
+// does not change a fit, so each C is fitted once per fold and scored both ways: the
+// validation block of a fold meets counts beyond the range of its earlier rows just as
+// the holdout and the served traffic do. A table too small for one fold of
+// minInnerRows, or whose fitting rows of a fold have one class, gets logistic.DefaultC
+// without clipping. The choice is deterministic: the fits are.
+func SelectC(ctx context.Context, t *features.Table, p LogisticParams) (CSelection, error) {
+	t = timeOrdered(t)
+	cuts := innerFoldCuts(t.NRows(), innerFolds)
+	for _, c := range cuts {
+		if unusable(t.Slice(0, c[0]), true) != "" {
+			cuts = nil
+			break
+		}
+	}
+	if cuts == nil {
+		return CSelection{C: logistic.DefaultC}, nil
+	}
+	sel := CSelection{Grid: slices.Clone(LogisticCGrid), Losses: make([]float64, len(LogisticCGrid)),
+		LossesRaw: make([]float64, len(LogisticCGrid)), Folds: len(cuts)}
+	for i, c := range LogisticCGrid {
+		q := p
+		q.C = c
+		var sum, sumRaw float64
+		var n int
+		for _, cut := range cuts {
+			m, err := fitLogisticC(ctx, t.Slice(0, cut[0]), q, true)
+			if err != nil {
+				return CSelection{}, fmt.Errorf("training: choosing C: fold ending at row %d, C=%g: %w", cut[1], c, err)
+			}
+			v := t.Slice(cut[0], cut[1])
+			x, err := design(v)
+			if err != nil {
+				return CSelection{}, err
+			}
+			sum += eval.LogLoss(v.Y, m.Predict(nil, x)) * float64(v.NRows())
+			sumRaw += eval.LogLoss(v.Y, m.Unclipped().Predict(nil, x)) * float64(v.NRows())
+			n += v.NRows()
+		}
+		sel.Losses[i], sel.LossesRaw[i] = sum/float64(n), sumRaw/float64(n)
+	}
+	best := math.Inf(1)
+	for i, c := range LogisticCGrid {
+		for _, clip := range []bool{true, false} {
+			l := sel.LossesRaw[i]
+			if clip {
+				l = sel.Losses[i]
+			}
+			if l < best {
+				best, sel.C, sel.Clip = l, c, clip
+			}
+		}
+	}
+	return sel, nil
+}
+
+// withSelectedC returns p with C chosen by SelectC on t when p.C is 0, and whether the
+// model is to clip its inputs; p unchanged and no clipping when C was set (a configured
+// C is never overridden, and fits as before).
+func withSelectedC(ctx context.Context, t *features.Table, p LogisticParams) (LogisticParams, bool, error) {
+	if p.C != 0 {
+		return p, false, nil
+	}
+	sel, err := SelectC(ctx, t, p)
+	if err != nil {
+		return p, false, fmt.Errorf("training: %s: %w", t.Schema.Kind, err)
+	}
+	p.C = sel.C
+	return p, sel.Clip, nil
+}
+
+// selectedParams returns the hyper-parameters of m's models that were chosen on
+// validation, as metric keys: "<section>.c" and "<section>.clip" (1 when it clips its
+// inputs to their training range) of the logistic champions and
+// "success.gbm.<parameter>" of the gbm-success challenger (see fitSmallGBM; left out for
+// a model read from a LightGBM text file, which does not keep them). Train records those
+// of the holdout models, the ones its metrics are of, and they go into metrics.json
+// beside the holdout metrics; the published models' own C is in their artifacts. They
+// have no direction (see metricDirection), so no gate or comparison reads them.
+func selectedParams(m *Models) map[string]float64 {
+	out := map[string]float64{}
+	if m == nil {
+		return out
+	}
+	for sec, lm := range map[string]*logistic.Model{"success": m.Success, "conflict": m.Conflict} {
+		if lm != nil {
+			out[sec+".c"] = lm.Config().C
+			out[sec+".clip"] = 0
+			if lm.Config().ClipToTrainingRange {
+				out[sec+".clip"] = 1
+			}
+		}
+	}
+	if m.SuccessGBM != nil && m.SuccessGBM.Config().NumLeaves > 0 { // 0: read from a file, parameters unknown
+		c := m.SuccessGBM.Config()
+		for k, v := range map[string]float64{
+			"num_leaves": float64(c.NumLeaves), "min_data_in_leaf": float64(c.MinDataInLeaf),
+			"learning_rate": c.LearningRate, "num_iterations": float64(m.SuccessGBM.NTrees()),
+		} {
+			out["success."+ModelGBM+"."+k] = v
+		}
+	}
+	return out
+}
+
+// paramMetrics are the last parts of the metric keys selectedParams writes.
+var paramMetrics = []string{"c", "clip", "num_leaves", "min_data_in_leaf", "learning_rate", "num_iterations"}
