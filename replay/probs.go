@@ -50,10 +50,35 @@ func (p constProbs) PConf(int, int) float64           { return p.pconf }
 func (p constProbs) BuildTime(i int) (m, s float64)   { return p.w.Mu[i], p.w.Sigma[i] }
 func (p constProbs) BuildFamily() scoring.BuildFamily { return p.w.Family }
 
-// ParseProbs returns the source named by spec: "truth" or "constant:PSUCC,PCONF". A
-// bundle's source needs its loaded scorer: see NewScorerProbs.
+// pconfProbs is the truth with the P-conf of another source: it measures what a
+// P-conf model is worth to the queue with everything else known.
+type pconfProbs struct {
+	trueProbs
+	name string
+	src  Probs
+}
+
+func (p pconfProbs) Name() string           { return p.name }
+func (p pconfProbs) PConf(i, t int) float64 { return p.src.PConf(i, t) }
+
+// PConfFrom returns the source named name ("pconf:SRC") that gives the truth of w for
+// P-succ and build times and src's P-conf, so that replays with the truth, with
+// pconf:constant:P,C and with pconf:bundle:DIR isolate what the conflict model is worth.
+func PConfFrom(w *World, name string, src Probs) Probs {
+	return pconfProbs{trueProbs: trueProbs{w}, name: name, src: src}
+}
+
+// ParseProbs returns the source named by spec: "truth", "constant:PSUCC,PCONF" or
+// "pconf:SRC" (the truth with SRC's P-conf, SRC itself parsed by ParseProbs). A bundle's
+// source needs its loaded scorer: see NewScorerProbs.
 func ParseProbs(w *World, spec string) (Probs, error) {
 	switch {
+	case strings.HasPrefix(spec, "pconf:"):
+		src, err := ParseProbs(w, strings.TrimPrefix(spec, "pconf:"))
+		if err != nil {
+			return nil, err
+		}
+		return PConfFrom(w, spec, src), nil
 	case spec == "truth":
 		return trueProbs{w}, nil
 	case strings.HasPrefix(spec, "constant:"):
@@ -74,7 +99,7 @@ func ParseProbs(w *World, spec string) (Probs, error) {
 	if strings.HasPrefix(spec, "bundle:") {
 		return nil, fmt.Errorf("replay: probs %q: a bundle source is built by the caller (NewScorerProbs; trainer replay loads bundle:DIR)", spec)
 	}
-	return nil, fmt.Errorf("replay: unknown probs %q (want truth or constant:PSUCC,PCONF)", spec)
+	return nil, fmt.Errorf("replay: unknown probs %q (want truth, constant:PSUCC,PCONF, pconf:SRC or bundle:DIR)", spec)
 }
 
 // edgeIndex returns t with Ahead[t] = k for change i of w, or -1.

@@ -37,7 +37,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 	strategies := &listFlag{split: true}
 	fs.Var(strategies, "strategies", "strategies, comma separated (default all): "+strings.Join(replay.Strategies, ", "))
 	probs := &listFlag{}
-	fs.Var(probs, "probs", "probability source, repeatable: truth, constant:PSUCC,PCONF or bundle:DIR (a registry bundle folder, scored as predictd does; default truth); with two or more, each is paired with the first")
+	fs.Var(probs, "probs", "probability source, repeatable: truth, constant:PSUCC,PCONF, bundle:DIR (a registry bundle folder, scored as predictd does) or pconf:SRC (the truth with SRC's P-conf, to measure what a conflict model is worth); default truth; with two or more, each is paired with the first")
 	workers := &listFlag{split: true}
 	fs.Var(workers, "workers", "worker counts, comma separated (default: the profile's)")
 	rates := &listFlag{split: true}
@@ -214,10 +214,19 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 // registry bundle folder DIR (checksums, feature schema and author key checked, as
 // predictd loads it, with the options o) once and scores each world with its scorer,
 // planning with the build-time family predictd serves for it (Normal: Phi(Z); LogNormal:
-// the log-normal finish order); anything else is replay.ParseProbs.
+// the log-normal finish order); pconf:SRC is the truth with SRC's P-conf
+// (replay.PConfFrom); anything else is replay.ParseProbs.
 func bundleProbs(ctx context.Context, o bundleload.Options) func(w *replay.World, spec string) (replay.Probs, error) {
 	models := map[string]*server.Model{}
-	return func(w *replay.World, spec string) (replay.Probs, error) {
+	var resolve func(w *replay.World, spec string) (replay.Probs, error)
+	resolve = func(w *replay.World, spec string) (replay.Probs, error) {
+		if inner, ok := strings.CutPrefix(spec, "pconf:"); ok {
+			src, err := resolve(w, inner)
+			if err != nil {
+				return nil, err
+			}
+			return replay.PConfFrom(w, spec, src), nil
+		}
 		dir, ok := strings.CutPrefix(spec, "bundle:")
 		if !ok {
 			return replay.ParseProbs(w, spec)
@@ -235,6 +244,7 @@ func bundleProbs(ctx context.Context, o bundleload.Options) func(w *replay.World
 		}
 		return replay.NewScorerProbs(ctx, w, spec, m.Scorer, m.BuildFamily)
 	}
+	return resolve
 }
 
 // printReplayTable writes the main metrics of every cell to stdout.

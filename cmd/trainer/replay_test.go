@@ -10,8 +10,9 @@ import (
 	"github.com/sqpredict/sqpredict/internal/defaultbundle"
 )
 
-// TestReplayBundleSource replays a small synthetic world with the truth and with the
-// built-in bundle as probability sources, as a queue owner would compare them, and
+// TestReplayBundleSource replays a small synthetic world with the truth, with the
+// built-in bundle and with the truth but the bundle's P-conf as probability sources, as a
+// queue owner would compare them, and
 // checks that both sources reach summary.json and that the bundle source is planned with
 // the build-time family predictd serves for it (the built-in bundle's LogNormal).
 func TestReplayBundleSource(t *testing.T) {
@@ -21,7 +22,7 @@ func TestReplayBundleSource(t *testing.T) {
 	}
 	out := t.TempDir()
 	_, stderr, err := runCmd(t, "replay", "--synth", "ios", "--days", "1", "--strategies", "sq2024",
-		"--probs", "truth", "--probs", "bundle:"+bundle, "--seeds", "1", "--out", out)
+		"--probs", "truth", "--probs", "bundle:"+bundle, "--probs", "pconf:bundle:"+bundle, "--seeds", "1", "--out", out)
 	if err != nil {
 		t.Fatalf("replay: %v\n%s", err, stderr)
 	}
@@ -33,7 +34,7 @@ func TestReplayBundleSource(t *testing.T) {
 	if err := json.Unmarshal(data, &summary); err != nil {
 		t.Fatalf("summary.json: %v", err)
 	}
-	for _, want := range []string{`"truth"`, `"bundle:` + bundle + `"`} {
+	for _, want := range []string{`"truth"`, `"bundle:` + bundle + `"`, `"pconf:bundle:` + bundle + `"`} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("summary.json lacks the source %s", want)
 		}
