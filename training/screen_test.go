@@ -15,7 +15,6 @@ import (
 	"github.com/sqpredict/sqpredict/models/logistic"
 	"github.com/sqpredict/sqpredict/models/ngboost"
 	"github.com/sqpredict/sqpredict/modelset"
-	"github.com/sqpredict/sqpredict/registry"
 )
 
 // brokenLogistic returns m with the coefficients of its selected columns, alternately of opposite sign, set to ±1e308 (and their means to 0), the
@@ -118,15 +117,7 @@ func TestBrokenChallengerDropped(t *testing.T) {
 	if v := res.Metrics()["buildtime.nll"]; math.IsNaN(v) {
 		t.Error("champion NLL missing")
 	}
-	reg, err := registry.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := mustPublish(t, reg, res)
-	b, err := reg.Load(res.Repo, v, SchemaHash())
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := publishAndLoad(t, res)
 	if d := b.Manifest.Extra[ExtraDroppedChallengers]; !strings.Contains(d, FileBuildTime) || !strings.Contains(d, "scale +Inf") || !strings.Contains(d, "holdout row") {
 		t.Errorf("manifest %s = %q, want %s, the row and the scale", ExtraDroppedChallengers, d, FileBuildTime)
 	}
