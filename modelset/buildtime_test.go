@@ -11,7 +11,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/sqpredict/sqpredict/internal/defaultbundle"
 	"github.com/sqpredict/sqpredict/models/ngboost"
 	"github.com/sqpredict/sqpredict/modelset"
 	"github.com/sqpredict/sqpredict/registry"
@@ -39,18 +38,7 @@ func TestBadBounds(t *testing.T) {
 		{"version", `{"format_version":9,"models":{}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := defaultbundle.WriteDir(dir); err != nil {
-				t.Fatal(err)
-			}
-			b, err := registry.LoadDir(dir, modelset.SchemaHash())
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := modelset.LoadModels(b)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b, m := loadDefault(t)
 			body := strings.ReplaceAll(tc.body, "%s", m.BuildTime.Name())
 			// Rewrite the bundle with the file added, checksummed, as a publish would.
 			files, err := m.Files()
