@@ -2,6 +2,7 @@ package modelset
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -77,7 +78,8 @@ func (b ParamBounds) valid() bool {
 // BuildTimeModel is an NGBoost build-time model of a bundle with the bounds its
 // predicted parameters are clipped to. Every prediction method of the embedded model is
 // overridden to clip, so that the scorer, the evaluation and the trainer's checks see
-// the same numbers. A BuildTimeModel is read-only and safe for concurrent use.
+// the same numbers. Make one with NewBuildTimeModel, which refuses the families a bundle
+// cannot serve. A BuildTimeModel is read-only and safe for concurrent use.
 type BuildTimeModel struct {
 	*ngboost.Model
 	// Bounds clip the predicted parameters; nil means none (bundles without
@@ -85,21 +87,39 @@ type BuildTimeModel struct {
 	Bounds *ParamBounds
 }
 
+// ErrBuildTimeFamily is an NGBoost whose distribution family a bundle cannot hold as a
+// build-time model: only the Normal and the LogNormal can.
+var ErrBuildTimeFamily = errors.New("modelset: unsupported build-time NGBoost family")
+
+// NewBuildTimeModel returns m with bounds (nil for none) as a build-time model. It
+// returns an error wrapping ErrBuildTimeFamily when m's family is neither Normal nor
+// LogNormal: a bundle names, files, clips and predicts its build-time models by their
+// (Loc, log Scale) pair, which is the mean and log standard deviation of Y or log Y for
+// those two families only (an Exponential has no Loc and a Gamma boosts log shape and
+// log rate), and has a file and a model name for those two only.
+func NewBuildTimeModel(m *ngboost.Model, bounds *ParamBounds) (*BuildTimeModel, error) {
+	if m == nil {
+		return nil, fmt.Errorf("%w: no model", ErrBuildTimeFamily)
+	}
+	if f := m.Family(); f != ngboost.Normal && f != ngboost.LogNormal {
+		return nil, fmt.Errorf("%w: distribution %s (want %s or %s)", ErrBuildTimeFamily, f, ngboost.Normal, ngboost.LogNormal)
+	}
+	return &BuildTimeModel{Model: m, Bounds: bounds}, nil
+}
+
 // Name returns the model's name in manifests and metric keys: ModelNGBoostLogNormal or
 // ModelNGBoostNormal.
-func (m *BuildTimeModel) Name() string { return ngboostName(m.Family()) }
-
-// ngboostName returns the model name of an NGBoost of family f.
-func ngboostName(f ngboost.Family) string {
-	if f == ngboost.LogNormal {
+func (m *BuildTimeModel) Name() string {
+	if m.Family() == ngboost.LogNormal {
 		return ModelNGBoostLogNormal
 	}
 	return ModelNGBoostNormal
 }
 
-// ngboostFile returns the bundle file of an NGBoost of family f.
-func ngboostFile(f ngboost.Family) string {
-	if f == ngboost.LogNormal {
+// File returns the model's bundle file: FileBuildTimeLogNormal or FileBuildTime (the
+// Normal's).
+func (m *BuildTimeModel) File() string {
+	if m.Family() == ngboost.LogNormal {
 		return FileBuildTimeLogNormal
 	}
 	return FileBuildTime

@@ -1,13 +1,17 @@
 package modelset_test
 
 import (
+	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/sqpredict/sqpredict/internal/defaultbundle"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sqpredict/sqpredict/models/ngboost"
 	"github.com/sqpredict/sqpredict/modelset"
 	"github.com/sqpredict/sqpredict/registry"
 )
@@ -34,18 +38,7 @@ func TestBadBounds(t *testing.T) {
 		{"version", `{"format_version":9,"models":{}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := defaultbundle.WriteDir(dir); err != nil {
-				t.Fatal(err)
-			}
-			b, err := registry.LoadDir(dir, modelset.SchemaHash())
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := modelset.LoadModels(b)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b, m := loadDefault(t)
 			body := strings.ReplaceAll(tc.body, "%s", m.BuildTime.Name())
 			// Rewrite the bundle with the file added, checksummed, as a publish would.
 			files, err := m.Files()
@@ -76,5 +69,51 @@ func TestBadBounds(t *testing.T) {
 				t.Errorf("LoadModels = %v, want an error naming %s", err, modelset.FileBuildTimeBounds)
 			}
 		})
+	}
+}
+
+// TestNewBuildTimeModel fits a small NGBoost of every family: the Normal and the
+// LogNormal become build-time models with their own name and file, and the Exponential
+// and the Gamma, whose parameters are not (Loc, log Scale), are refused.
+func TestNewBuildTimeModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	const n = 200
+	x := mat.NewDense(n, 1, nil)
+	y := make([]float64, n)
+	for i := range n {
+		v := float64(rng.IntN(10))
+		x.Set(i, 0, v)
+		y[i] = 60 + 10*v + 5*rng.ExpFloat64()
+	}
+	for _, tc := range []struct {
+		fam        ngboost.Family
+		name, file string // "" when refused
+	}{
+		{ngboost.Normal, modelset.ModelNGBoostNormal, modelset.FileBuildTime},
+		{ngboost.LogNormal, modelset.ModelNGBoostLogNormal, modelset.FileBuildTimeLogNormal},
+		{ngboost.Exponential, "", ""},
+		{ngboost.Gamma, "", ""},
+	} {
+		nm, err := ngboost.Fit(t.Context(), x, y, nil, ngboost.Config{Dist: tc.fam, NEstimators: 5, NumThreads: 1, RandomState: 1})
+		if err != nil {
+			t.Fatalf("%s: Fit: %v", tc.fam, err)
+		}
+		bounds := &modelset.ParamBounds{Loc: [2]float64{0, 10}, LogScale: [2]float64{-1, 1}}
+		bt, err := modelset.NewBuildTimeModel(nm, bounds)
+		if tc.name == "" {
+			if !errors.Is(err, modelset.ErrBuildTimeFamily) || bt != nil || !strings.Contains(err.Error(), tc.fam.String()) {
+				t.Errorf("%s: NewBuildTimeModel = %v, %v; want an ErrBuildTimeFamily naming the family", tc.fam, bt, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: NewBuildTimeModel: %v", tc.fam, err)
+		}
+		if bt.Model != nm || bt.Bounds != bounds || bt.Name() != tc.name || bt.File() != tc.file {
+			t.Errorf("%s: model %s file %s, want %s %s with the model and bounds given", tc.fam, bt.Name(), bt.File(), tc.name, tc.file)
+		}
+	}
+	if _, err := modelset.NewBuildTimeModel(nil, nil); !errors.Is(err, modelset.ErrBuildTimeFamily) {
+		t.Errorf("NewBuildTimeModel(nil) = %v, want ErrBuildTimeFamily", err)
 	}
 }

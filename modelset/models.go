@@ -142,7 +142,7 @@ func (m *Models) Files() (map[string][]byte, error) {
 	}
 	for _, bt := range []*BuildTimeModel{m.BuildTime, m.BuildTimeChallenger} {
 		if bt != nil {
-			if err := put(ngboostFile(bt.Family()), bt.WriteJSON); err != nil {
+			if err := put(bt.File(), bt.WriteJSON); err != nil {
 				return nil, err
 			}
 		}
@@ -276,7 +276,9 @@ func loadModels(b *registry.Bundle, opt LoadOptions) (*Models, error) {
 			if nm.Family() != fam {
 				return fmt.Errorf("distribution %s, want %s", nm.Family(), fam)
 			}
-			*dst = &BuildTimeModel{Model: nm}
+			if *dst, err = NewBuildTimeModel(nm, nil); err != nil {
+				return err
+			}
 			return checkNames(nm.FeatureNames(), features.KindBuildTime)
 		}
 	}

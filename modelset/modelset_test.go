@@ -15,9 +15,9 @@ import (
 	"github.com/sqpredict/sqpredict/registry"
 )
 
-// TestLoadDefaultBundle loads the built-in bundle, writes its models back with Files and
-// checks that every file reproduces byte for byte.
-func TestLoadDefaultBundle(t *testing.T) {
+// loadDefault writes the built-in bundle to a folder and loads it and its models.
+func loadDefault(t *testing.T) (*registry.Bundle, *modelset.Models) {
+	t.Helper()
 	dir := t.TempDir()
 	if err := defaultbundle.WriteDir(dir); err != nil {
 		t.Fatal(err)
@@ -30,6 +30,13 @@ func TestLoadDefaultBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b, m
+}
+
+// TestLoadDefaultBundle loads the built-in bundle, writes its models back with Files and
+// checks that every file reproduces byte for byte.
+func TestLoadDefaultBundle(t *testing.T) {
+	b, m := loadDefault(t)
 	if m.Success == nil || m.Conflict == nil || m.BuildTime == nil || m.DevTable == nil || len(m.Baselines) != len(modelset.BaselineNames()) {
 		t.Fatalf("LoadModels = %+v, want the three champions, the developer table and every baseline", m)
 	}
@@ -142,18 +149,7 @@ func TestNewBaseline(t *testing.T) {
 
 // TestChampionsText names the champions a bundle holds, and only those.
 func TestChampionsText(t *testing.T) {
-	dir := t.TempDir()
-	if err := defaultbundle.WriteDir(dir); err != nil {
-		t.Fatal(err)
-	}
-	b, err := registry.LoadDir(dir, modelset.SchemaHash())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := modelset.LoadModels(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, m := loadDefault(t)
 	if got, want := modelset.ChampionsText(m), "success=logistic conflict=logistic buildtime=ngboost-lognormal"; got != want {
 		t.Errorf("ChampionsText = %q, want %q", got, want)
 	}

@@ -389,48 +389,58 @@ func TestHealthAndUnavailable(t *testing.T) {
 	}
 }
 
-// TestReloadUnderLoad sends at least 1,000 requests from 50 goroutines while the
-// champion is reloaded 20 times, alternating two versions; none may fail, each answer
-// names one of the two versions, and both versions answer (the reloads happened while
-// requests were in flight).
+// TestReloadUnderLoad reloads the champion 20 times, alternating two versions, while
+// 8 goroutines send requests without pause. Each reload waits until 16 requests have
+// been answered since the previous one (workers signal every answer over a channel),
+// so the reloads interleave with requests without timing: since at most 8 requests are
+// in flight at a reload, at least 8 of the 16 answered after it were sent after it and
+// answered by its version, so both versions answer. No request may fail, and each
+// answer names one of the two versions.
 func TestReloadUnderLoad(t *testing.T) {
 	e := newTestEnv(t, server.Config{}, true)
 	// A longer deadline than testCtx's: under the race detector on a loaded 2-core
-	// machine the 20 reloads and 1,000 requests have taken up to 40 s, and a request
-	// cut off by the test's own deadline is not a reload failure.
+	// machine a request cut off by the test's own deadline is not a reload failure.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	rnd := rand.New(rand.NewPCG(1, 1))
 	c := randomChange(rnd, 1)
 	req := &pb.PredictBuildTimeRequest{Changes: []*pb.Change{server.ChangeToProto(&c)}, Builds: []*pb.BuildQuery{{ChangeId: c.ChangeID}}}
-	const workers, minRequests, reloads = 50, 1000, 20
+	const workers, perReload, reloads = 8, 2 * 8, 20
 	var (
 		sent, failed atomic.Int64
-		seen1, seen2 atomic.Bool
-		reloadsDone  atomic.Bool
+		seen1, seen2 atomic.Int64
 		wg           sync.WaitGroup
 		firstErr     atomic.Value
 	)
+	answered, done := make(chan struct{}), make(chan struct{})
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for !reloadsDone.Load() || sent.Load() < minRequests {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
 				sent.Add(1)
 				resp, err := e.client.PredictBuildTime(ctx, req)
-				if err != nil {
+				switch {
+				case err != nil:
 					failed.Add(1)
 					firstErr.CompareAndSwap(nil, err)
-					continue
-				}
-				switch v := resp.GetPredictions()[0].GetModel().GetVersion(); v {
-				case e.v1:
-					seen1.Store(true)
-				case e.v2:
-					seen2.Store(true)
+				case resp.GetPredictions()[0].GetModel().GetVersion() == e.v1:
+					seen1.Add(1)
+				case resp.GetPredictions()[0].GetModel().GetVersion() == e.v2:
+					seen2.Add(1)
 				default:
 					failed.Add(1)
-					firstErr.CompareAndSwap(nil, errors.New("unknown version "+v))
+					firstErr.CompareAndSwap(nil, errors.New("unknown version "+resp.GetPredictions()[0].GetModel().GetVersion()))
+				}
+				select {
+				case answered <- struct{}{}:
+				case <-done:
+					return
 				}
 			}
 		}()
@@ -443,15 +453,17 @@ func TestReloadUnderLoad(t *testing.T) {
 		if err := e.reloader.Reload(registry.RoleChampion, v); err != nil {
 			t.Errorf("reload %d: %v", i, err)
 		}
-		time.Sleep(5 * time.Millisecond)
+		for range perReload {
+			<-answered
+		}
 	}
-	reloadsDone.Store(true)
+	close(done)
 	wg.Wait()
 	if n := failed.Load(); n > 0 {
 		t.Errorf("%d of %d requests failed during %d reloads; first: %v", n, sent.Load(), reloads, firstErr.Load())
 	}
-	if sent.Load() < minRequests || !seen1.Load() || !seen2.Load() {
-		t.Errorf("%d requests, answered by v1 %v and v2 %v: want >= %d answered by both", sent.Load(), seen1.Load(), seen2.Load(), minRequests)
+	if seen1.Load() == 0 || seen2.Load() == 0 {
+		t.Errorf("%d requests, answered by v1 %d times and by v2 %d times: want both", sent.Load(), seen1.Load(), seen2.Load())
 	}
 }
 

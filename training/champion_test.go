@@ -13,7 +13,6 @@ import (
 	"github.com/sqpredict/sqpredict/datasets"
 	"github.com/sqpredict/sqpredict/models/ngboost"
 	"github.com/sqpredict/sqpredict/modelset"
-	"github.com/sqpredict/sqpredict/registry"
 )
 
 // TestLogNormalChampion checks the build-time roles: the champion is the NGBoost
@@ -181,15 +180,7 @@ func TestChallengerFailureKeepsChampion(t *testing.T) {
 	if _, ok := res.Metrics()["success.gbm.log_loss"]; ok {
 		t.Error("the dropped challenger has metrics")
 	}
-	reg, err := registry.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := mustPublish(t, reg, res)
-	b, err := reg.Load(res.Repo, v, SchemaHash())
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := publishAndLoad(t, res)
 	if d := b.Manifest.Extra[ExtraDroppedChallengers]; !strings.Contains(d, FileSuccessGBM) || !strings.Contains(d, "num_leaves") {
 		t.Errorf("manifest %s = %q, want %s and the reason", ExtraDroppedChallengers, d, FileSuccessGBM)
 	}

@@ -12,8 +12,9 @@ import (
 )
 
 // Evaluation holds the metrics of a bundle's models on a set of rows, by model name
-// (ModelLogistic, ModelGBM, ModelNGBoost, ModelNGBoostLogNormal, ModelTruth). A section
-// whose table has no rows is nil.
+// (ModelLogistic, ModelGBM, ModelNGBoost, the build-time challenger under its own name —
+// ModelNGBoostNormal, or ModelNGBoostLogNormal in bundles whose champion is Normal —,
+// ModelTruth and the baselines). A section whose table has no rows is nil.
 type Evaluation struct {
 	Success   map[string]eval.ClassifierMetrics
 	Conflict  map[string]eval.ClassifierMetrics
@@ -375,7 +376,7 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 		if len(pit.Series) > 0 {
 			sec.Plots = append(sec.Plots, pit, cov)
 		}
-		sec.Plots = append(sec.Plots, buildTimeScatters(tb, preds)...)
+		sec.Plots = append(sec.Plots, buildTimeScatters(tb, preds, pr.BuildTimeChallengerName)...)
 		e.Report.Sections = append(e.Report.Sections, sec)
 	}
 	e.Report.Models = []string{roleChampion}
@@ -514,10 +515,15 @@ func sizeBucketMetrics(tb *features.Table, preds map[string]eval.Predictive) []r
 // buildTimeScatters returns the diagnostic scatters of the build-time models: the
 // residual (actual − predicted mean) against the speculation height, where a model that
 // ignores the height shows a trend, and the predicted standard deviation against the
-// build size. A plot whose feature is missing in every row is left out.
-func buildTimeScatters(tb *features.Table, preds map[string]eval.Predictive) []report.Plot {
+// build size. The champion's predictions are preds[ModelNGBoost], the challenger's
+// preds[challenger] (the challenger's own name, ModelNGBoostNormal since LogNormal became
+// the champion; "" for none). A plot whose feature is missing in every row is left out.
+func buildTimeScatters(tb *features.Table, preds map[string]eval.Predictive, challenger string) []report.Plot {
 	var out []report.Plot
-	models := []string{ModelNGBoost, ModelNGBoostLogNormal}
+	models := []string{ModelNGBoost}
+	if challenger != "" {
+		models = append(models, challenger)
+	}
 	scatter := func(xs []float64, y func(p eval.Predictive, r int) float64) []report.ScatterSeries {
 		var series []report.ScatterSeries
 		for _, model := range models {

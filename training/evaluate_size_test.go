@@ -79,7 +79,7 @@ func TestSizeBucketMetrics(t *testing.T) {
 			t.Errorf("%s = %v, want 0", m.Name, v)
 		}
 	}
-	plots := buildTimeScatters(sizeTable(size, y), map[string]eval.Predictive{ModelNGBoost: p})
+	plots := buildTimeScatters(sizeTable(size, y), map[string]eval.Predictive{ModelNGBoost: p}, "")
 	if len(plots) != 2 {
 		t.Fatalf("%d scatters, want residual against height and sigma against size", len(plots))
 	}
@@ -87,6 +87,42 @@ func TestSizeBucketMetrics(t *testing.T) {
 	for i := range res.Y {
 		if want := y[i] - 1.1*y[i]; !scalar.EqualWithinAbsOrRel(res.Y[i], want, tol, tol) || res.X[i] != float64(i%3) {
 			t.Errorf("residual point %d = (%v, %v), want (%v, %v)", i, res.X[i], res.Y[i], i%3, want)
+		}
+	}
+}
+
+// TestBuildTimeScattersChallenger checks that the scatters show the challenger under its
+// own name (ngboost-normal since LogNormal became the champion) beside the champion, and
+// leave out a model that is neither.
+func TestBuildTimeScattersChallenger(t *testing.T) {
+	t.Parallel()
+	size := []float64{1, 2, 3, 4, 5, 6}
+	y := []float64{100, 200, 300, 400, 500, 600}
+	champ := eval.Predictive{Family: eval.FamilyNormal, Mu: make([]float64, len(y)), Sigma: make([]float64, len(y))}
+	chal := eval.Predictive{Family: eval.FamilyNormal, Mu: make([]float64, len(y)), Sigma: make([]float64, len(y))}
+	for i, v := range y {
+		champ.Mu[i], champ.Sigma[i] = 1.1*v, 0.1*v
+		chal.Mu[i], chal.Sigma[i] = 0.9*v, 0.3*v
+	}
+	preds := map[string]eval.Predictive{ModelNGBoost: champ, ModelNGBoostNormal: chal, ModelNGBoostLogNormal: champ}
+	plots := buildTimeScatters(sizeTable(size, y), preds, ModelNGBoostNormal)
+	if len(plots) != 2 {
+		t.Fatalf("%d scatters, want residual against height and sigma against size", len(plots))
+	}
+	const tol = 1e-12
+	for k, plot := range plots {
+		series := plot.(*report.Scatter).Series
+		if got := len(series); got != 2 || series[0].Model != roleChampion || series[1].Model != roleChallenger {
+			t.Fatalf("scatter %d has %d series (%+v), want champion and challenger", k, got, series)
+		}
+		for i := range y {
+			want := y[i] - 0.9*y[i] // residual of the challenger
+			if k == 1 {
+				want = 0.3 * y[i] // its standard deviation
+			}
+			if got := series[1].Y[i]; !scalar.EqualWithinAbsOrRel(got, want, tol, tol) {
+				t.Errorf("scatter %d challenger point %d = %v, want %v", k, i, got, want)
+			}
 		}
 	}
 }

@@ -209,7 +209,11 @@ func fitNGBoost(ctx context.Context, t *features.Table, fam ngboost.Family, cfg 
 	if !ok {
 		return nil, fmt.Errorf("training: build-time ngboost %s predicts no finite parameters on its %d training rows", fam, t.NRows())
 	}
-	return &modelset.BuildTimeModel{Model: m, Bounds: &b}, nil
+	bt, err := modelset.NewBuildTimeModel(m, &b)
+	if err != nil {
+		return nil, fmt.Errorf("training: build-time ngboost %s: %w", fam, err)
+	}
+	return bt, nil
 }
 
 func fitGBM(ctx context.Context, t *features.Table, cfg *Config) (*gbm.Model, error) {

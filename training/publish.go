@@ -536,7 +536,11 @@ func rejected(reg *registry.Registry, name, version string, res *Result, ev *Eva
 // RejectedError is a bundle Publish refused: Err says why (a *GateError, a
 // *BaselineError or an error wrapping ErrGate), and Report is the report kept for it.
 type RejectedError struct {
-	Err    error
+	// Err is why the bundle was refused: a *GateError, a *BaselineError or an error
+	// wrapping ErrGate.
+	Err error
+	// Report is the path of the report.html kept for the refused bundle, under the
+	// repository's RejectedDir folder of the registry.
 	Report string
 }
 

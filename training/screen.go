@@ -63,11 +63,7 @@ func badDistribution(p eval.Predictive) (int, string) {
 		case !(s > 0) || math.IsInf(s, 0):
 			return i, fmt.Sprintf("scale %v", s)
 		}
-		sd := s
-		if p.Family == eval.FamilyLogNormal {
-			sd = math.Sqrt(math.Expm1(s*s)) * math.Exp(mu+s*s/2)
-		}
-		if m := p.Mean(i); math.IsNaN(m) || math.IsInf(m, 0) || math.IsNaN(sd) || math.IsInf(sd, 0) {
+		if m, sd := p.Mean(i), p.StdDev(i); math.IsNaN(m) || math.IsInf(m, 0) || math.IsNaN(sd) || math.IsInf(sd, 0) {
 			return i, fmt.Sprintf("mean %v s, standard deviation %v s (location %v, scale %v)", m, sd, mu, s)
 		}
 	}
@@ -96,10 +92,10 @@ func screenOutputs(m *Models, t tables, cfg *Config) (dropped []string, err erro
 		{FileConflictGBM, t.conflict, prob(pr.ConflictGBM), func() { m.ConflictGBM = nil }},
 	}
 	if m.BuildTime != nil {
-		checks = append(checks, check{ngboostFile(m.BuildTime.Name()), t.buildtime, dist(pr.BuildTime), nil})
+		checks = append(checks, check{m.BuildTime.File(), t.buildtime, dist(pr.BuildTime), nil})
 	}
 	if m.BuildTimeChallenger != nil {
-		checks = append(checks, check{ngboostFile(m.BuildTimeChallenger.Name()), t.buildtime, dist(pr.BuildTimeChallenger), func() { m.BuildTimeChallenger = nil }})
+		checks = append(checks, check{m.BuildTimeChallenger.File(), t.buildtime, dist(pr.BuildTimeChallenger), func() { m.BuildTimeChallenger = nil }})
 	}
 	for _, c := range checks {
 		r, what := c.bad()
@@ -118,23 +114,16 @@ func screenOutputs(m *Models, t tables, cfg *Config) (dropped []string, err erro
 	return dropped, nil
 }
 
-// ngboostFile returns the bundle file of the NGBoost build-time model named name.
-func ngboostFile(name string) string {
-	if name == ModelNGBoostLogNormal {
-		return FileBuildTimeLogNormal
-	}
-	return FileBuildTime
-}
-
-// dropFiles drops the challengers in files from m, recording why.
+// dropFiles drops the challengers in files from m, recording why. The build-time
+// challenger is dropped only by its own file: the other NGBoost file is the champion's.
 func dropFiles(m *Models, files []string, why map[string]string) {
 	for _, f := range files {
-		switch f {
-		case FileSuccessGBM:
+		switch {
+		case f == FileSuccessGBM:
 			m.SuccessGBM = nil
-		case FileConflictGBM:
+		case f == FileConflictGBM:
 			m.ConflictGBM = nil
-		case FileBuildTime, FileBuildTimeLogNormal:
+		case m.BuildTimeChallenger != nil && f == m.BuildTimeChallenger.File():
 			m.BuildTimeChallenger = nil
 		}
 		m.LeftOut[f] = why[f]

@@ -9,9 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/sqpredict/sqpredict/eval"
 	"github.com/sqpredict/sqpredict/models/logistic"
+	"github.com/sqpredict/sqpredict/models/ngboost"
 	"github.com/sqpredict/sqpredict/modelset"
-	"github.com/sqpredict/sqpredict/registry"
 )
 
 // brokenLogistic returns m with the coefficients of its selected columns, alternately of opposite sign, set to ±1e308 (and their means to 0), the
@@ -114,15 +117,7 @@ func TestBrokenChallengerDropped(t *testing.T) {
 	if v := res.Metrics()["buildtime.nll"]; math.IsNaN(v) {
 		t.Error("champion NLL missing")
 	}
-	reg, err := registry.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := mustPublish(t, reg, res)
-	b, err := reg.Load(res.Repo, v, SchemaHash())
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := publishAndLoad(t, res)
 	if d := b.Manifest.Extra[ExtraDroppedChallengers]; !strings.Contains(d, FileBuildTime) || !strings.Contains(d, "scale +Inf") || !strings.Contains(d, "holdout row") {
 		t.Errorf("manifest %s = %q, want %s, the row and the scale", ExtraDroppedChallengers, d, FileBuildTime)
 	}
@@ -136,6 +131,71 @@ func TestScreenOutputs(t *testing.T) {
 	}{{[]float64{0, 0.5, 1}, -1}, {[]float64{0.5, math.NaN()}, 1}, {[]float64{1.0000001}, 0}, {[]float64{0.2, -1e-9}, 1}} {
 		if got, _ := badProbability(tc.p); got != tc.want {
 			t.Errorf("badProbability(%v) = %d, want %d", tc.p, got, tc.want)
+		}
+	}
+}
+
+// TestBadDistribution checks the range checks on hand-made build-time outputs: a
+// LogNormal whose mean (exp(800)) or standard deviation (σ = 30: √(e^900 − 1)·e^450)
+// overflows is out of range although its location and scale are finite.
+func TestBadDistribution(t *testing.T) {
+	for _, tc := range []struct {
+		p    eval.Predictive
+		want int
+	}{
+		{eval.Predictive{Family: eval.FamilyNormal, Mu: []float64{100, 1e300}, Sigma: []float64{10, 1e300}}, -1},
+		{eval.Predictive{Family: eval.FamilyNormal, Mu: []float64{100, 100}, Sigma: []float64{10, 0}}, 1},
+		{eval.Predictive{Family: eval.FamilyLogNormal, Mu: []float64{5, 5, 800}, Sigma: []float64{1, 1, 0.1}}, 2},
+		{eval.Predictive{Family: eval.FamilyLogNormal, Mu: []float64{5, 0}, Sigma: []float64{1, 30}}, 1},
+		{eval.Predictive{Family: eval.FamilyLogNormal, Mu: []float64{math.NaN()}, Sigma: []float64{1}}, 0},
+	} {
+		if got, what := badDistribution(tc.p); got != tc.want {
+			t.Errorf("badDistribution(%v %v %v) = %d (%s), want %d", tc.p.Family, tc.p.Mu, tc.p.Sigma, got, what, tc.want)
+		}
+	}
+}
+
+// tinyBuildTime fits a five-tree NGBoost of family fam on a hand-made table.
+func tinyBuildTime(t *testing.T, fam ngboost.Family) *modelset.BuildTimeModel {
+	t.Helper()
+	const n = 100
+	x := mat.NewDense(n, 1, nil)
+	y := make([]float64, n)
+	for i := range n {
+		x.Set(i, 0, float64(i%10))
+		y[i] = 60 + 10*float64(i%10) + float64(i%7)
+	}
+	m, err := ngboost.Fit(t.Context(), x, y, nil, ngboost.Config{Dist: fam, NEstimators: 5, NumThreads: 1, RandomState: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bt, err := modelset.NewBuildTimeModel(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bt
+}
+
+// TestDropFilesBuildTime drops build-time files from a LogNormal champion with a
+// Normal challenger, and from an older bundle's Normal champion with a LogNormal
+// challenger: only the challenger's own file drops it, never the champion's.
+func TestDropFilesBuildTime(t *testing.T) {
+	normal, logNormal := tinyBuildTime(t, ngboost.Normal), tinyBuildTime(t, ngboost.LogNormal)
+	for _, tc := range []struct {
+		champion, challenger *modelset.BuildTimeModel
+		file                 string
+		dropped              bool
+	}{
+		{logNormal, normal, FileBuildTimeLogNormal, false},
+		{logNormal, normal, FileBuildTime, true},
+		{normal, logNormal, FileBuildTime, false},
+		{normal, logNormal, FileBuildTimeLogNormal, true},
+	} {
+		m := &Models{BuildTime: tc.champion, BuildTimeChallenger: tc.challenger, LeftOut: map[string]string{}}
+		dropFiles(m, []string{tc.file}, map[string]string{tc.file: "why"})
+		if m.BuildTime != tc.champion || (m.BuildTimeChallenger == nil) != tc.dropped || m.LeftOut[tc.file] != "why" {
+			t.Errorf("champion %s, challenger %s, drop %s: champion kept %v, challenger dropped %v (want %v), left out %q",
+				tc.champion.Name(), tc.challenger.Name(), tc.file, m.BuildTime == tc.champion, m.BuildTimeChallenger == nil, tc.dropped, m.LeftOut)
 		}
 	}
 }

@@ -92,6 +92,21 @@ func mustPublish(t *testing.T, reg *registry.Registry, res *Result) string {
 	return v
 }
 
+// publishAndLoad publishes res to a new registry and loads the bundle back.
+func publishAndLoad(t *testing.T, res *Result) *registry.Bundle {
+	t.Helper()
+	reg, err := registry.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := mustPublish(t, reg, res)
+	b, err := reg.Load(RegistryName(res.Repo), v, SchemaHash())
+	if err != nil {
+		t.Fatalf("Load(%s, %s): %v", RegistryName(res.Repo), v, err)
+	}
+	return b
+}
+
 // TestTrainPublishLoad trains with both challengers, publishes, loads the bundle back and
 // checks that the loaded models predict what the in-memory ones do, and that the
 // bundle holds every file and the manifest the metrics.
@@ -243,6 +258,19 @@ func TestTimeSplitLeak(t *testing.T) {
 	}
 }
 
+// worseSuccess returns a copy of res whose holdout success log loss is 50% worse, res
+// itself unchanged.
+func worseSuccess(res *Result) Result {
+	worse := *res
+	ev := *res.Holdout
+	ev.Success = maps.Clone(res.Holdout.Success)
+	m := ev.Success[ModelLogistic]
+	m.LogLoss *= 1.5
+	ev.Success[ModelLogistic] = m
+	worse.Holdout = &ev
+	return worse
+}
+
 // TestGateFails publishes a champion, then a bundle whose success log loss is 50% worse:
 // Publish must refuse it naming the metric, and leave the champion and versions alone.
 func TestGateFails(t *testing.T) {
@@ -254,13 +282,7 @@ func TestGateFails(t *testing.T) {
 	}
 	champ := mustPublish(t, reg, res)
 
-	worse := *res
-	ev := *res.Holdout
-	ev.Success = maps.Clone(res.Holdout.Success)
-	m := ev.Success[ModelLogistic]
-	m.LogLoss *= 1.5
-	ev.Success[ModelLogistic] = m
-	worse.Holdout = &ev
+	worse := worseSuccess(res)
 	// With the baseline gate on, the worse champion loses to a baseline first (other
 	// sections may lose too on this small history; see testConfig).
 	worse.Config.BaselineGate = BaselineGateRefuse
@@ -535,15 +557,7 @@ func TestPartial(t *testing.T) {
 	if _, ok := res.Metrics()["buildtime.nll"]; ok {
 		t.Error("partial bundle reports build-time metrics")
 	}
-	reg, err := registry.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := mustPublish(t, reg, res)
-	b, err := reg.Load(RegistryName("org/go"), v, SchemaHash())
-	if err != nil {
-		t.Fatalf("Load(%s): %v", RegistryName("org/go"), err)
-	}
+	b := publishAndLoad(t, res)
 	if b.Manifest.Extra[ExtraLeftOut] != FileBuildTimeLogNormal || b.Manifest.Extra[ExtraHistoryRepo] != "org/go" {
 		t.Errorf("manifest extra = %v", b.Manifest.Extra)
 	}
@@ -809,13 +823,7 @@ func TestReportNamesVersionAndRejection(t *testing.T) {
 		t.Errorf("Publish changed the caller's Result (report title %q)", res.Holdout.Report.Title)
 	}
 
-	worse := *res
-	ev := *res.Holdout
-	ev.Success = maps.Clone(res.Holdout.Success)
-	m := ev.Success[ModelLogistic]
-	m.LogLoss *= 1.5
-	ev.Success[ModelLogistic] = m
-	worse.Holdout = &ev
+	worse := worseSuccess(res)
 	worse.Config.BaselineGate = BaselineGateOff
 	_, err = Publish(context.Background(), reg, &worse)
 	var re *RejectedError

@@ -263,11 +263,9 @@ func TestRunChallengerWarning(t *testing.T) {
 	}
 }
 
-// TestRunChallengerModelsMissing: --challenger-models on a bundle trained without them
-// serves the champion alone and says why.
-func TestRunChallengerModelsMissing(t *testing.T) {
-	var logs syncBuffer
-	grpcAddr, _, stop := startRunLog(t, &logs, "-challenger-models", "gbm-success", "-challenger-share", "0.5")
+// modelInfo asks the server at grpcAddr for GetModelInfo.
+func modelInfo(t *testing.T, grpcAddr string) *pb.GetModelInfoResponse {
+	t.Helper()
 	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -279,6 +277,15 @@ func TestRunChallengerModelsMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return info
+}
+
+// TestRunChallengerModelsMissing: --challenger-models on a bundle trained without them
+// serves the champion alone and says why.
+func TestRunChallengerModelsMissing(t *testing.T) {
+	var logs syncBuffer
+	grpcAddr, _, stop := startRunLog(t, &logs, "-challenger-models", "gbm-success", "-challenger-share", "0.5")
+	info := modelInfo(t, grpcAddr)
 	if len(info.GetModels()) != 1 {
 		t.Errorf("GetModelInfo lists %d models, want the champion alone", len(info.GetModels()))
 	}
@@ -384,17 +391,7 @@ func TestRunFallsBackToGoodVersion(t *testing.T) {
 	}
 	grpcAddr, _, stop := startRun(t, "-registry", dir)
 	defer stop()
-	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	info, err := pb.NewPredictorClient(conn).GetModelInfo(ctx, &pb.GetModelInfoRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	info := modelInfo(t, grpcAddr)
 	if got := info.GetModels()[0].GetModel().GetVersion(); got != v1 || !info.GetChampionFallback() || info.GetChampionPointerVersion() != v2 {
 		t.Errorf("GetModelInfo: serving %s, fallback %v, pointer %q; want %s, true, %s", got, info.GetChampionFallback(), info.GetChampionPointerVersion(), v1, v2)
 	}

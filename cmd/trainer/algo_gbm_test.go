@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,59 +113,58 @@ func TestFitPredictGBM(t *testing.T) {
 	}
 }
 
-// TestFitGBMCategoricalMatchesLightGBM fits models/gbm's categorical test data through
-// the CLI with categorical_feature and the parameters LightGBM 4.6.0 was given (case
-// reg_tuned of models/gbm/testdata/cat_cases.txt) and checks the saved model's raw
-// predictions against LightGBM's own (cat_reg_tuned_raw.txt, made by gen_cat.py).
-func TestFitGBMCategoricalMatchesLightGBM(t *testing.T) {
-	const dir = "../../models/gbm/testdata/"
-	model := filepath.Join(t.TempDir(), "model.txt")
-	args := []string{"fit", "--algo", "gbm", "--train", dir + "cat_train.csv", "--target", "y", "--drop", "yb",
-		"--model", model, "--param", "categorical_feature=name:c0,c1", "--param", "num_threads=1"}
-	cases, err := os.ReadFile(dir + "cat_cases.txt")
+// lightGBMCaseArgs returns the --param flags of case name in the LightGBM case file
+// cases (a line "name key=value ..."), leaving out the keys in skip, which the test
+// passes its own way.
+func lightGBMCaseArgs(t *testing.T, cases, name string, skip ...string) []string {
+	t.Helper()
+	data, err := os.ReadFile(cases)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var args []string
 	found := false
-	for _, line := range strings.Split(string(cases), "\n") {
+	for _, line := range strings.Split(string(data), "\n") {
 		fields := strings.Fields(line)
-		if len(fields) == 0 || fields[0] != "reg_tuned" {
+		if len(fields) == 0 || fields[0] != name {
 			continue
 		}
 		found = true
 		for _, kv := range fields[1:] {
-			if !strings.HasPrefix(kv, "label=") && !strings.HasPrefix(kv, "objective=") {
+			if !slices.Contains(skip, strings.SplitN(kv, "=", 2)[0]) {
 				args = append(args, "--param", kv)
 			}
 		}
 	}
 	if !found {
-		t.Fatal("cat_cases.txt has no reg_tuned case")
+		t.Fatalf("%s has no %s case", filepath.Base(cases), name)
 	}
-	if _, _, err := runCmd(t, args...); err != nil {
-		t.Fatalf("trainer %s: %v", strings.Join(args, " "), err)
-	}
+	return args
+}
+
+// checkRawAgainstLightGBM checks the raw predictions of the model file model on the
+// rows of the CSV data (its columns picked by the model's feature names) against
+// LightGBM's, one per line of the file raw.
+func checkRawAgainstLightGBM(t *testing.T, model, data, raw string) {
+	t.Helper()
 	m, err := gbm.LoadLightGBMFile(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	test := readFrame(t, dir+"cat_test.csv")
+	f := readFrame(t, data)
 	names := m.FeatureNames()
-	if strings.Join(names, ",") != "c0,c1,x2,x3" {
-		t.Fatalf("model features %v, want c0 c1 x2 x3", names)
-	}
-	x := mat.NewDense(test.NRows(), len(names), nil)
+	x := mat.NewDense(f.NRows(), len(names), nil)
 	for j, n := range names {
-		for i, v := range test.Columns[test.Index(n)].Floats {
+		for i, v := range f.Columns[f.Index(n)].Floats {
 			x.Set(i, j, v)
 		}
 	}
 	got := m.PredictRaw(nil, x)
-	raw, err := os.ReadFile(dir + "cat_reg_tuned_raw.txt")
+	text, err := os.ReadFile(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Fields(string(raw))
+	want := strings.Fields(string(text))
 	if len(want) != len(got) {
 		t.Fatalf("%d LightGBM predictions for %d rows", len(want), len(got))
 	}
@@ -181,34 +181,38 @@ func TestFitGBMCategoricalMatchesLightGBM(t *testing.T) {
 	}
 }
 
+// TestFitGBMCategoricalMatchesLightGBM fits models/gbm's categorical test data through
+// the CLI with categorical_feature and the parameters LightGBM 4.6.0 was given (case
+// reg_tuned of models/gbm/testdata/cat_cases.txt) and checks the saved model's raw
+// predictions against LightGBM's own (cat_reg_tuned_raw.txt, made by gen_cat.py).
+func TestFitGBMCategoricalMatchesLightGBM(t *testing.T) {
+	const dir = "../../models/gbm/testdata/"
+	model := filepath.Join(t.TempDir(), "model.txt")
+	args := append([]string{"fit", "--algo", "gbm", "--train", dir + "cat_train.csv", "--target", "y", "--drop", "yb",
+		"--model", model, "--param", "categorical_feature=name:c0,c1", "--param", "num_threads=1"},
+		lightGBMCaseArgs(t, dir+"cat_cases.txt", "reg_tuned", "label", "objective")...)
+	if _, _, err := runCmd(t, args...); err != nil {
+		t.Fatalf("trainer %s: %v", strings.Join(args, " "), err)
+	}
+	m, err := gbm.LoadLightGBMFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := m.FeatureNames(); strings.Join(names, ",") != "c0,c1,x2,x3" {
+		t.Fatalf("model features %v, want features c0 c1 x2 x3", names)
+	}
+	checkRawAgainstLightGBM(t, model, dir+"cat_test.csv", dir+"cat_reg_tuned_raw.txt")
+}
+
 // TestFitGBMWeightColumnMatchesLightGBM fits models/gbm's option test data through
 // the CLI with weight_column=name:w, as gen_opts.py's case reg_weighted gave LightGBM
 // 4.6.0 weight_column=name:w, and checks the raw predictions against LightGBM's.
 func TestFitGBMWeightColumnMatchesLightGBM(t *testing.T) {
 	const dir = "../../models/gbm/testdata/"
 	model := filepath.Join(t.TempDir(), "model.txt")
-	args := []string{"fit", "--algo", "gbm", "--train", dir + "opt_train.csv", "--target", "y", "--drop", "yb,yc",
-		"--model", model, "--param", "weight_column=name:w", "--param", "num_threads=1"}
-	cases, err := os.ReadFile(dir + "opt_cases.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, line := range strings.Split(string(cases), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) == 0 || fields[0] != "reg_weighted" {
-			continue
-		}
-		found = true
-		for _, kv := range fields[1:] {
-			if !strings.HasPrefix(kv, "label=") && !strings.HasPrefix(kv, "weighted=") {
-				args = append(args, "--param", kv)
-			}
-		}
-	}
-	if !found {
-		t.Fatal("opt_cases.txt has no reg_weighted case")
-	}
+	args := append([]string{"fit", "--algo", "gbm", "--train", dir + "opt_train.csv", "--target", "y", "--drop", "yb,yc",
+		"--model", model, "--param", "weight_column=name:w", "--param", "num_threads=1"},
+		lightGBMCaseArgs(t, dir+"opt_cases.txt", "reg_weighted", "label", "weighted")...)
 	if _, _, err := runCmd(t, args...); err != nil {
 		t.Fatalf("trainer %s: %v", strings.Join(args, " "), err)
 	}
@@ -217,33 +221,9 @@ func TestFitGBMWeightColumnMatchesLightGBM(t *testing.T) {
 		t.Fatal(err)
 	}
 	if names := m.FeatureNames(); strings.Join(names, ",") != "x0,x1,x2" {
-		t.Fatalf("model features %v, want x0 x1 x2 (w is the weight column)", names)
+		t.Fatalf("model features %v, want features x0 x1 x2 (w is the weight column)", names)
 	}
-	train := readFrame(t, dir+"opt_train.csv")
-	x := mat.NewDense(train.NRows(), 3, nil)
-	for j, n := range m.FeatureNames() {
-		for i, v := range train.Columns[train.Index(n)].Floats {
-			x.Set(i, j, v)
-		}
-	}
-	got := m.PredictRaw(nil, x)
-	raw, err := os.ReadFile(dir + "opt_reg_weighted_raw.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := strings.Fields(string(raw))
-	if len(want) != len(got) {
-		t.Fatalf("%d LightGBM predictions for %d rows", len(want), len(got))
-	}
-	for i, s := range want {
-		w, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !scalar.EqualWithinAbsOrRel(got[i], w, 1e-12, 1e-12) {
-			t.Fatalf("row %d: raw %v, LightGBM %v", i, got[i], w)
-		}
-	}
+	checkRawAgainstLightGBM(t, model, dir+"opt_train.csv", dir+"opt_reg_weighted_raw.txt")
 }
 
 func TestPredictLightGBMMulticlass(t *testing.T) {

@@ -133,16 +133,8 @@ func TestNoConflictModel(t *testing.T) {
 	if res.Models.Conflict != nil || res.Models.LeftOut[training.FileConflict] == "" {
 		t.Fatalf("conflict model %v, left out %v: want it left out with a reason", res.Models.Conflict, res.Models.LeftOut)
 	}
-	reg, err := registry.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	version, err := training.Publish(context.Background(), reg, res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := training.RegistryName(res.Repo)
-	m, err := bundleload.Loader(reg, repo)(registry.RoleChampion, version)
+	reg, b := publishAndLoad(t, res)
+	m, err := bundleload.Loader(reg, b.Manifest.Repo)(registry.RoleChampion, b.Manifest.Version)
 	if err != nil {
 		t.Fatalf("loading a bundle without P-conf: %v", err)
 	}
@@ -207,18 +199,7 @@ func TestLogNormalChampion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reg, err := registry.Open(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		version, err := training.Publish(context.Background(), reg, res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := reg.Load(training.RegistryName(res.Repo), version, training.SchemaHash())
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, b := publishAndLoad(t, res)
 		return b
 	}
 	b := publish(training.ChallengerNGBoostNormal)
@@ -327,15 +308,8 @@ func TestChallengerModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	version, err := training.Publish(context.Background(), reg, res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := training.RegistryName(res.Repo)
+	reg, b := publishAndLoad(t, res)
+	repo, version := b.Manifest.Repo, b.Manifest.Version
 	names, err := bundleload.ParseChallengerModels("gbm-success, ngboost-normal,gbm-success")
 	if err != nil || !slices.Equal(names, []string{modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostNormal}) {
 		t.Fatalf("ParseChallengerModels = %v, %v", names, err)
@@ -418,6 +392,20 @@ func TestChallengerModels(t *testing.T) {
 	if wantGBM == wantLogistic {
 		t.Errorf("the GBM and logistic predict the same %v: the test cannot tell them apart", wantGBM)
 	}
+}
+
+// publishAndLoad publishes res to a new registry and loads the bundle back.
+func publishAndLoad(t *testing.T, res *training.Result) (*registry.Registry, *registry.Bundle) {
+	t.Helper()
+	reg, err := registry.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := training.Publish(context.Background(), reg, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, mustLoad(t, reg, training.RegistryName(res.Repo), version)
 }
 
 // mustLoad loads version of repo from reg.

@@ -117,12 +117,13 @@ func NewDataset(x mat.Matrix, maxBin int) (*Dataset, error) {
 // share the missing bin 0). Trees grown on it split such a column by sets of
 // categories.
 func NewDatasetCategorical(x mat.Matrix, maxBin int, categorical []int) (*Dataset, error) {
-	return newDataset(x, maxBin, categorical, 0)
+	return NewDatasetThreads(x, maxBin, categorical, 0)
 }
 
-// newDataset is NewDatasetCategorical on at most threads goroutines (0 means
-// GOMAXPROCS), so that Fit's num_threads bounds binning too.
-func newDataset(x mat.Matrix, maxBin int, categorical []int, threads int) (*Dataset, error) {
+// NewDatasetThreads is NewDatasetCategorical on at most threads goroutines (0 means
+// GOMAXPROCS), so that a caller's thread limit (Fit's num_threads, models/ngboost's
+// NumThreads) bounds binning too. The Dataset does not depend on threads.
+func NewDatasetThreads(x mat.Matrix, maxBin int, categorical []int, threads int) (*Dataset, error) {
 	if maxBin == 0 {
 		maxBin = DefaultMaxBin
 	}

@@ -33,7 +33,8 @@
 // NewDataset quantises a feature matrix into at most 255 quantile bins per feature
 // (NaN, the missing value, has a bin of its own); NewDatasetCategorical also bins the
 // columns named categorical as LightGBM's categorical_feature does (one bin per
-// frequent category, bin 0 for missing and rare ones). GrowTree fits one tree to
+// frequent category, bin 0 for missing and rare ones); NewDatasetThreads bounds the
+// goroutines binning uses. GrowTree fits one tree to
 // gradients and hessians on it (GrowTreeLeaves also reports the leaf of every row it
 // grew on); NewModel assembles trees into a Model. Fit is built from these three, and
 // so is models/ngboost.

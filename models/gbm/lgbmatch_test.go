@@ -138,24 +138,7 @@ func TestCategoricalMatchesLightGBM(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := m.PredictRaw(nil, xt)
-			want := readFloatLines(t, filepath.Join("testdata", "cat_"+c.name+"_raw.txt"))
-			if len(want) != len(got) {
-				t.Fatalf("%d LightGBM predictions for %d rows", len(want), len(got))
-			}
-			bad, worst := 0, 0.0
-			for i := range want {
-				worst = max(worst, math.Abs(got[i]-want[i]))
-				if !scalar.EqualWithinAbsOrRel(got[i], want[i], lgbMatchTol, lgbMatchTol) {
-					if bad < 5 {
-						t.Errorf("row %d: raw score %.17g, LightGBM %.17g", i, got[i], want[i])
-					}
-					bad++
-				}
-			}
-			if bad > 0 {
-				t.Fatalf("%d of %d rows differ from LightGBM", bad, len(want))
-			}
-			t.Logf("largest difference from LightGBM %g", worst)
+			checkRawAgainstLightGBM(t, got, filepath.Join("testdata", "cat_"+c.name+"_raw.txt"), lgbMatchTol)
 
 			var buf bytes.Buffer
 			if err := WriteLightGBM(&buf, m); err != nil {
@@ -182,6 +165,31 @@ func TestCategoricalMatchesLightGBM(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkRawAgainstLightGBM checks our raw scores got against LightGBM's, one per line of
+// the file raw, within tol (absolute or relative), listing the first five rows that
+// differ.
+func checkRawAgainstLightGBM(t *testing.T, got []float64, raw string, tol float64) {
+	t.Helper()
+	want := readFloatLines(t, raw)
+	if len(want) != len(got) {
+		t.Fatalf("%d LightGBM predictions for %d rows", len(want), len(got))
+	}
+	bad, worst := 0, 0.0
+	for i := range want {
+		worst = max(worst, math.Abs(got[i]-want[i]))
+		if !scalar.EqualWithinAbsOrRel(got[i], want[i], tol, tol) {
+			if bad < 5 {
+				t.Errorf("row %d: raw score %.17g, LightGBM %.17g", i, got[i], want[i])
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d rows differ from LightGBM (largest difference %g)", bad, len(want), worst)
+	}
+	t.Logf("largest difference from LightGBM %g", worst)
 }
 
 // optTol is the tolerance between our raw scores and LightGBM's for the option
@@ -228,25 +236,7 @@ func TestOptionsMatchLightGBM(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := m.PredictRaw(nil, x)
-			want := readFloatLines(t, filepath.Join("testdata", "opt_"+c.name+"_raw.txt"))
-			if len(want) != len(got) {
-				t.Fatalf("%d LightGBM predictions for %d rows", len(want), len(got))
-			}
-			bad, worst := 0, 0.0
-			for i := range want {
-				worst = max(worst, math.Abs(got[i]-want[i]))
-				if !scalar.EqualWithinAbsOrRel(got[i], want[i], optTol, optTol) {
-					if bad < 3 {
-						t.Errorf("row %d: raw score %.17g, LightGBM %.17g", i, got[i], want[i])
-					}
-					bad++
-				}
-			}
-			if bad > 0 {
-				t.Fatalf("%d of %d rows differ from LightGBM (largest difference %g)", bad, len(want), worst)
-			}
-			t.Logf("largest difference from LightGBM %g", worst)
+			checkRawAgainstLightGBM(t, m.PredictRaw(nil, x), filepath.Join("testdata", "opt_"+c.name+"_raw.txt"), optTol)
 		})
 	}
 }

@@ -218,7 +218,7 @@ func BenchmarkNewDataset100kx50(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		d, err := newDataset(x, 0, nil, 1)
+		d, err := NewDatasetThreads(x, 0, nil, 1)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -325,7 +325,7 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 			return nil, fmt.Errorf("validation set: %w", err)
 		}
 	}
-	d, err := newDataset(x, cfg.MaxBin, cfg.CategoricalFeature, cfg.NumThreads)
+	d, err := NewDatasetThreads(x, cfg.MaxBin, cfg.CategoricalFeature, cfg.NumThreads)
 	if err != nil {
 		return nil, err
 	}

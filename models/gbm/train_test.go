@@ -3,6 +3,7 @@ package gbm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -727,6 +728,42 @@ func TestFitStopsWhenHessiansVanish(t *testing.T) {
 		}
 		if !scalar.EqualWithinAbsOrRel(raw[i], want, 1e-9, 1e-9) {
 			t.Fatalf("row %d (label %v): raw score %v, want %v", i, y[i], raw[i], want)
+		}
+	}
+}
+
+// TestNewDatasetThreads checks that the number of binning goroutines does not change
+// the Dataset: one, three and GOMAXPROCS threads bin a matrix with NaNs and a
+// categorical column identically.
+func TestNewDatasetThreads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	const n, p = 500, 7
+	x := mat.NewDense(n, p, nil)
+	for i := range n {
+		for j := range p {
+			v := rng.NormFloat64()
+			switch {
+			case j == 0:
+				v = float64(rng.IntN(6))
+			case rng.IntN(10) == 0:
+				v = math.NaN()
+			}
+			x.Set(i, j, v)
+		}
+	}
+	want, err := NewDatasetThreads(x, 0, []int{0}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, threads := range []int{3, 0} {
+		got, err := NewDatasetThreads(x, 0, []int{0}, threads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// fmt prints NaN (a categorical feature's bounds) as itself and maps sorted,
+		// where reflect.DeepEqual would find NaN unequal to itself.
+		if g, w := fmt.Sprintf("%v %+v %v", got.bins, got.feats, got.histOffset), fmt.Sprintf("%v %+v %v", want.bins, want.feats, want.histOffset); g != w {
+			t.Errorf("NewDatasetThreads on %d threads differs from one thread", threads)
 		}
 	}
 }

@@ -64,10 +64,10 @@ type Config struct {
 	Refit bool
 	// FeatureNames names the columns of x in the artifact; nil means "Column_0", ...
 	FeatureNames []string
-	// NumThreads bounds the goroutines of tree growing and of the row loops (gradients,
-	// line search, validation predictions), 0 means GOMAXPROCS. The fitted model does
-	// not depend on it: every sum is split and added in the same order whatever the
-	// number of threads. (Binning the features, gbm.NewDataset, uses every core.)
+	// NumThreads bounds the goroutines of binning the features
+	// (gbm.NewDatasetThreads), tree growing and the row loops (gradients, line search,
+	// validation predictions), 0 means GOMAXPROCS. The fitted model does not depend on
+	// it: every sum is split and added in the same order whatever the number of threads.
 	NumThreads int
 	// Progress, when not nil, is called after every iteration with its 0-based index,
 	// the training score before the step and the validation score after it (NaN

@@ -404,7 +404,7 @@ func fitRun(ctx context.Context, x mat.Matrix, y, w []float64, xVal mat.Matrix, 
 			return nil, fmt.Errorf("ngboost: %d training and %d validation columns: %w", train.p, b.val.p, ErrInvalidData)
 		}
 	}
-	if b.ds, err = gbm.NewDataset(x, cfg.MaxBin); err != nil {
+	if b.ds, err = gbm.NewDatasetThreads(x, cfg.MaxBin, nil, b.threads); err != nil {
 		return nil, fmt.Errorf("ngboost: binning the training set: %w", err)
 	}
 	return b.run(ctx, y, w)

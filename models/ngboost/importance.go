@@ -1,9 +1,10 @@
 package ngboost
 
-// SplitCounts returns, per boosted parameter (loc, log scale), the number of splits on
-// every feature over the trees of all iterations: LightGBM's "split" importance of each
-// parameter's trees.
-// The Exponential's unused second parameter has no splits (all zeros).
+// SplitCounts returns, per boosted parameter in the family's order (loc and log scale
+// for the Normal and the LogNormal, log scale for the Exponential, log shape and log
+// rate for the Gamma), the number of splits on every feature over the trees of all
+// iterations: LightGBM's "split" importance of each parameter's trees. The
+// Exponential's unused second parameter has no splits (all zeros).
 func (m *Model) SplitCounts() [2][]int {
 	if m.family.nParams() == 1 {
 		return [2][]int{m.ens[0].SplitCounts(), make([]int, m.nFeatures)}
@@ -11,7 +12,7 @@ func (m *Model) SplitCounts() [2][]int {
 	return [2][]int{m.ens[0].SplitCounts(), m.ens[1].SplitCounts()}
 }
 
-// SplitGains returns, per boosted parameter (loc, log scale), the total gain of the
+// SplitGains returns, per boosted parameter in SplitCounts' order, the total gain of the
 // splits on every feature over the trees of all iterations: LightGBM's "gain"
 // importance of each parameter's trees. The trees fit each row's natural gradient by
 // weighted least squares, so the gain of a split is the decrease, over the rows of the

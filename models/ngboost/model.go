@@ -114,7 +114,8 @@ func (m *Model) FeatureNames() []string { return slices.Clone(m.featureNames) }
 // NIterations returns the number of boosting iterations the model kept.
 func (m *Model) NIterations() int { return len(m.trees[0]) }
 
-// InitParams returns the initial parameters (loc, log scale), fitted to the marginal.
+// InitParams returns the initial boosted parameters, fitted to the marginal: (loc, log
+// scale), (log scale, 0) for the Exponential and (log α, log β) for the Gamma.
 func (m *Model) InitParams() [2]float64 { return m.init }
 
 // Info returns how the model was fitted.

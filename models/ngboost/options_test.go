@@ -5,6 +5,9 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -165,5 +168,40 @@ func TestImportanceFindsTheFeature(t *testing.T) {
 			t.Errorf("parameter %s: feature 0 holds %.3f of the gain, want >= %v (gains %v)", paramNames[k], share, minShare, gains[k])
 		}
 		t.Logf("%s: gains %.4g, splits %v", paramNames[k], gains[k], counts[k])
+	}
+}
+
+// goroutineMatrix is a mat.Matrix that records the goroutines reading it. It has no
+// raw-data methods, so every reader goes through At.
+type goroutineMatrix struct {
+	x   *mat.Dense
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (g *goroutineMatrix) Dims() (int, int) { return g.x.Dims() }
+func (g *goroutineMatrix) T() mat.Matrix    { return mat.Transpose{Matrix: g} }
+func (g *goroutineMatrix) At(i, j int) float64 {
+	var b [64]byte
+	id := strings.Fields(string(b[:runtime.Stack(b[:], false)]))[1] // "goroutine N [running]:"
+	g.mu.Lock()
+	g.ids[id] = true
+	g.mu.Unlock()
+	return g.x.At(i, j)
+}
+
+// TestNumThreadsBinning checks that NumThreads bounds binning too: with one thread and
+// GOMAXPROCS 4, every read of the training matrix, binning's included, is made by the
+// goroutine that called Fit (before gbm.NewDatasetThreads, binning read the columns on
+// GOMAXPROCS goroutines of its own).
+func TestNumThreadsBinning(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	x, y := wide(rand.New(rand.NewPCG(5, 5)), 200, 6)
+	g := &goroutineMatrix{x: x, ids: map[string]bool{}}
+	if _, err := Fit(context.Background(), g, y, nil, Config{NEstimators: 3, NumThreads: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.ids) != 1 {
+		t.Errorf("with NumThreads 1 the matrix was read by %d goroutines, want 1", len(g.ids))
 	}
 }

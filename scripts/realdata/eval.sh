@@ -17,7 +17,9 @@
 #   --window    train's --window (default: none, train's own default of 90 days)
 #   --errored   import's --errored for TravisTorrent (default: import's default, failed)
 #   --imputed-duration  import's --imputed-duration (default: import's default, 1h)
-#   --challengers  train's --challengers (default: none)
+#   --challengers  train's --challengers (default: none); the challenger columns need
+#               gbm-success and ngboost-normal (the Normal NGBoost: LogNormal is the champion),
+#               e.g. --challengers gbm-success,ngboost-normal
 #   --repos N   train only the first N repositories of each source (a quick check)
 #
 # Output in --out: results.tsv (one line per repository, the numbers the tables are made
@@ -81,7 +83,7 @@ results=$out/results.tsv
 cols=(source repo status gate train_rows
 	s_n s_failures s_ll s_passrate_ll s_lastoutcome_ll s_best_baseline s_auc s_passrate_auc s_lastoutcome_auc
 	b_n b_nll b_repolognormal_nll b_zuul_nll b_mdape b_zuul_mdape b_repolognormal_mdape b_cov80 b_cov95
-	b_lognormal_nll b_lognormal_mdape b_lognormal_cov80 b_lognormal_cov95 champions s_gbm_ll s_gbm_auc)
+	b_normal_nll b_normal_mdape b_normal_cov80 b_normal_cov95 champions s_gbm_ll s_gbm_auc)
 (IFS=$'\t'; echo "${cols[*]}") >"$results"
 
 # metric FILE KEY prints the value of KEY in a flat metrics.json written one key per
@@ -147,7 +149,7 @@ for src in $sources; do
 			for k in success.auc success.pass-rate.auc success.last-outcome.auc \
 				buildtime.n buildtime.nll buildtime.repo-lognormal.nll buildtime.zuul-mean10.nll \
 				buildtime.mdape buildtime.zuul-mean10.mdape buildtime.repo-lognormal.mdape buildtime.coverage80 buildtime.coverage95 \
-				buildtime.ngboost-lognormal.nll buildtime.ngboost-lognormal.mdape buildtime.ngboost-lognormal.coverage80 buildtime.ngboost-lognormal.coverage95; do
+				buildtime.ngboost-normal.nll buildtime.ngboost-normal.mdape buildtime.ngboost-normal.coverage80 buildtime.ngboost-normal.coverage95; do
 				row+=("$(metric "$m" "$k")")
 			done
 			row+=("$(extra "$dir/manifest.json" champions | tr ' ' ';')" "$(metric "$m" success.gbm.log_loss)" "$(metric "$m" success.gbm.auc)")
@@ -206,17 +208,17 @@ END {
 					tmd[key] += v[c["b_mdape"]]; tzmd[key] += v[c["b_zuul_mdape"]]; tbeatmd[key] += (v[c["b_mdape"]] + 0 <= v[c["b_zuul_mdape"]] + 0)
 					if (nllok) { qn[key] += bn; tnll[key] += bn * v[c["b_nll"]]; trl[key] += bn * v[c["b_repolognormal_nll"]]; tzu[key] += bn * v[c["b_zuul_nll"]]; qrepos[key]++
 						tbeatnll[key] += (v[c["b_nll"]] + 0 <= v[c["b_repolognormal_nll"]] + 0) }
-					if (v[c["b_lognormal_nll"]] != "NA") { ln[key] += bn; lnll[key] += bn * v[c["b_lognormal_nll"]]; lmd[key] += v[c["b_lognormal_mdape"]]; lc80[key] += bn * v[c["b_lognormal_cov80"]]; lc95[key] += bn * v[c["b_lognormal_cov95"]]; lrepos[key]++ }
+					if (v[c["b_normal_nll"]] != "NA") { ln[key] += bn; lnll[key] += bn * v[c["b_normal_nll"]]; lmd[key] += v[c["b_normal_mdape"]]; lc80[key] += bn * v[c["b_normal_cov80"]]; lc95[key] += bn * v[c["b_normal_cov95"]]; lrepos[key]++ }
 				}
 			}
 		}
 		printf "\n"
 		if (nbt[src] > 0) {
-			printf "## %s: build time per repository\n\n| repo | holdout n | champion NLL | repo LogNormal NLL | Zuul mean-10 NLL | champion median APE | Zuul median APE | repo LogNormal median APE | 80%% coverage | 95%% coverage | LogNormal challenger NLL |\n|---|---|---|---|---|---|---|---|---|---|---|\n", src
+			printf "## %s: build time per repository\n\n| repo | holdout n | champion NLL | repo LogNormal NLL | Zuul mean-10 NLL | champion median APE | Zuul median APE | repo LogNormal median APE | 80%% coverage | 95%% coverage | Normal challenger NLL |\n|---|---|---|---|---|---|---|---|---|---|---|\n", src
 			for (r = 1; r <= nbt[src]; r++) {
 				split(bt[src, r], v, "\t")
 				printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v[c["repo"]], v[c["b_n"]], f(v[c["b_nll"]], 2), f(v[c["b_repolognormal_nll"]], 2), f(v[c["b_zuul_nll"]], 2), \
-					f(v[c["b_mdape"]], 1) "%", f(v[c["b_zuul_mdape"]], 1) "%", f(v[c["b_repolognormal_mdape"]], 1) "%", pct(v[c["b_cov80"]]), pct(v[c["b_cov95"]]), f(v[c["b_lognormal_nll"]], 2)
+					f(v[c["b_mdape"]], 1) "%", f(v[c["b_zuul_mdape"]], 1) "%", f(v[c["b_repolognormal_mdape"]], 1) "%", pct(v[c["b_cov80"]]), pct(v[c["b_cov95"]]), f(v[c["b_normal_nll"]], 2)
 			}
 			printf "\n"
 		}
@@ -231,7 +233,7 @@ END {
 			sbeat[key], srepos[key], 100 * sbeat[key] / srepos[key], nauc[key] ? sprintf("%.3f", sauc[key] / nauc[key]) : "—", \
 			grepos[key] ? sprintf("%.3f (%d of %d)", gll[key] / gn[key], gbeat[key], grepos[key]) : "—"
 	}
-	printf "\n| build time | repos | holdout rows | champion NLL | repo LogNormal NLL | Zuul mean-10 NLL | champion median APE (macro) | Zuul median APE (macro) | 80%% coverage | 95%% coverage | repos NLL <= repo LogNormal | repos median APE <= Zuul | LogNormal challenger NLL / median APE / 80%% / 95%% |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+	printf "\n| build time | repos | holdout rows | champion NLL | repo LogNormal NLL | Zuul mean-10 NLL | champion median APE (macro) | Zuul median APE (macro) | 80%% coverage | 95%% coverage | repos NLL <= repo LogNormal | repos median APE <= Zuul | Normal challenger NLL / median APE / 80%% / 95%% |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 	note = 0
 	for (s = 1; s <= nsrc + 1; s++) {
 		key = s > nsrc ? "all" : srcname[s]
