@@ -11,7 +11,15 @@ BENCHMARKS.md):
       histograms;
   x1  50% zeros, 5% NaN, 11 other values: the same case on a coarser feature;
   x2  75% ones, 10% zeros, 5% NaN, 6 other values: a most frequent bin that is not
-      bin 0, whose sums LightGBM derives from the leaf's (FixHistogram).
+      bin 0, whose sums LightGBM derives from the leaf's (FixHistogram);
+  x3  80% NaN, 5% zeros, 8 other values: the NaN bin is the most frequent;
+  x4  10% NaN, 30% zeros, values -5..5: the zero bin is the most frequent and not
+      bin 0;
+  x5  5% NaN, 80% zeros, 19 other values: bin 0 is the most frequent by LightGBM's
+      kSparseThreshold (70%) too.
+
+x3..x5 come from a second random stream, so that x0..x2 and the labels do not depend
+on them; they only enter the "more_*" cases' labels.
 
 Every distinct value has at least 5 rows, so LightGBM gives each its own bin as
 models/gbm does, and the two agree on every split. It then trains one LightGBM model
@@ -39,6 +47,10 @@ CASES = {
                    "num_iterations=30 lambda_l2=1"),
     "all_regression": ("y", "x0,x1,x2", "objective=regression num_leaves=8 min_data_in_leaf=10 "
                        "learning_rate=0.1 num_iterations=30"),
+    "more_binary": ("yb2", "x3,x4,x5", "objective=binary num_leaves=8 min_data_in_leaf=20 learning_rate=0.1 "
+                    "num_iterations=30 lambda_l2=1"),
+    "more_regression": ("y2", "x0,x3,x4,x5", "objective=regression num_leaves=6 min_data_in_leaf=5 "
+                        "learning_rate=0.2 num_iterations=20"),
 }
 
 COMMON = "num_threads=1 deterministic=true force_col_wise=true precise_float_parser=true verbosity=-1"
@@ -74,18 +86,28 @@ def main():
         yb = 1 if rng.random() < 1 / (1 + math.exp(-f)) else 0
         y = f + rng.gauss(0, 0.5)
         rows.append((yb, y, x0, x1, x2))
-    for j in (2, 3, 4):
+    rng2 = random.Random(29)
+    for i, r in enumerate(rows):
+        x3 = draw(rng2, 0.05, 0.80, [float(k) for k in range(1, 9)], [1] * 8)
+        x4 = draw(rng2, 0.30, 0.10, [float(k) for k in range(-5, 6) if k != 0], [1] * 10)
+        x5 = draw(rng2, 0.80, 0.05, [k / 7 for k in range(1, 20)], [1] * 19)
+        f = -0.5 + (0.8 if math.isnan(x3) else 0.2 * x3) + (0 if math.isnan(x4) else 0.3 * x4)
+        f += 1 if math.isnan(x5) else -0.5 * x5
+        yb2 = 1 if rng2.random() < 1 / (1 + math.exp(-f)) else 0
+        y2 = f + rng2.gauss(0, 0.5)
+        rows[i] = r + (yb2, y2, x3, x4, x5)
+    for j in (2, 3, 4, 7, 8, 9):
         cnt = collections.Counter("nan" if math.isnan(r[j]) else r[j] for r in rows)
         assert min(cnt.values()) >= 5, (j, cnt)
     fmt = lambda v: "nan" if math.isnan(v) else repr(float(v))
     with open(os.path.join(here, "miss_train.csv"), "w") as f:
-        f.write("yb,y,x0,x1,x2\n")
+        f.write("yb,y,x0,x1,x2,yb2,y2,x3,x4,x5\n")
         for r in rows:
             f.write(",".join(fmt(v) for v in r) + "\n")
     with open(os.path.join(here, "miss_cases.txt"), "w") as f:
         for name, (label, feats, params) in CASES.items():
             f.write(f"{name} label={label} features={feats} {params}\n")
-    col = {"yb": 0, "y": 1, "x0": 2, "x1": 3, "x2": 4}
+    col = {"yb": 0, "y": 1, "x0": 2, "x1": 3, "x2": 4, "yb2": 5, "y2": 6, "x3": 7, "x4": 8, "x5": 9}
     for name, (label, feats, params) in CASES.items():
         cols = [col[label]] + [col[c] for c in feats.split(",")]
         with tempfile.TemporaryDirectory() as tmp:
