@@ -177,7 +177,8 @@ func (g *grower) bestForFeature(l *leafState, f int) (best splitInfo, ok bool) {
 // first up, with naAsMissing when the last bin holds NaN and is left out of the scan.
 //
 // skipBin0 is LightGBM's histogram without bin 0 (its most frequent bin): the forward
-// scan then starts from the leaf's sums minus every other bin.
+// scan then starts with bin 0 alone on the left, the leaf's sums minus every other bin
+// (NaN included), and goes on with bins 1, 2, ...; it never adds h[0].
 func (g *grower) scanNumerical(st *findState, h []hbin, p regParams, reverse, naAsMissing, skipBin0 bool) {
 	cfg := g.cfg
 	minData, minH := cfg.MinDataInLeaf, cfg.MinSumHessianInLeaf
@@ -270,6 +271,14 @@ func (g *grower) scanNumerical(st *findState, h []hbin, p regParams, reverse, na
 			t = -1
 		}
 		for ; t <= numBin-2; t++ {
+			if t == 0 && skipBin0 {
+				// Bin 0 is on the left since t = -1 (threshold 0): the next
+				// threshold adds bin 1, as LightGBM's scan of a histogram without
+				// bin 0 does. Adding h[0] again counted bin 0 twice, and the right
+				// child (NaN and the bins above the threshold) got the leaf's sums
+				// minus them: a hessian sum far below its rows' and a wild value.
+				continue
+			}
 			if t >= 0 {
 				lg += h[t].g
 				lh += h[t].h
