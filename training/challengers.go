@@ -79,3 +79,18 @@ func (e *Evaluation) Challengers() []ChallengerScore {
 	add("buildtime", "nll", names, func(k string) float64 { return e.BuildTime[k].NLL })
 	return out
 }
+
+// challengerNote is the "challenger: ...; " clause of a section note, empty when the run
+// trained no challenger for the section: the report names only models it scored.
+func challengerNote(present bool, what string) string {
+	if !present {
+		return ""
+	}
+	return "challenger: " + what + "; "
+}
+
+// has reports whether byRole has a column for role.
+func has[M any](byRole map[string]M, role string) bool {
+	_, ok := byRole[role]
+	return ok
+}
