@@ -14,10 +14,10 @@ func init() {
 	register(command{name: "compare", summary: "compare two bundles on the same rows with paired-bootstrap intervals", run: runCompare})
 }
 
-const compareUsage = "--a DIR --b DIR --history DIR --out DIR [--repo NAME] [--from T] [--to T] [--in-sample] [--resamples 1000] [--seed S] [--author-key-file F] [--lenient]\n\n" +
+const compareUsage = "--a DIR --b DIR --history DIR --out DIR [--repo NAME] [--from T] [--to T] [--in-sample] [--allow-few-rows] [--resamples 1000] [--seed S] [--author-key-file F] [--lenient]\n\n" +
 	"Scores the rows submitted after the later of the two bundles' window ends (their manifests'\n" +
 	"window.to), which neither bundle was fitted on. --in-sample also scores earlier rows, and the\n" +
-	"report says so."
+	"report says so. Fewer than 30 success rows, or no conflict row, are refused unless --allow-few-rows."
 
 func runCompare(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "compare", compareUsage)
@@ -55,7 +55,7 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	opt.Bootstrap.Seed = *seed
 	c, err := training.Compare(ctx, ma, mb, h, opt)
 	if err != nil {
-		return err
+		return ef.fewRows(err, end)
 	}
 	c.Report.Subtitle = fmt.Sprintf("A = %s %s, B = %s %s; %s %s", ba.Manifest.Repo, ba.Manifest.Version, bb.Manifest.Repo, bb.Manifest.Version,
 		strings.Replace(rows, "the bundle's", "the later bundle's", 1), c.Report.Subtitle)

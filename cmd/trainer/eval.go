@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -18,16 +19,22 @@ func init() {
 	register(command{name: "eval", summary: "evaluate a bundle's models on the rows of a history", run: runEval})
 }
 
-const evalUsage = "--bundle DIR --history DIR --out metrics.json [--repo NAME] [--from T] [--to T] [--in-sample] [--report DIR] [--author-key-file F] [--lenient]\n\n" +
+const evalUsage = "--bundle DIR --history DIR --out metrics.json [--repo NAME] [--from T] [--to T] [--in-sample] [--allow-few-rows] [--report DIR] [--author-key-file F] [--lenient]\n\n" +
 	"Scores the rows submitted after the bundle's window end (its manifest's window.to): published\n" +
 	"models are refitted on the whole window, so earlier rows, the holdout included, are in-sample.\n" +
-	"--from narrows that; --in-sample also scores rows inside the window, and the report says so."
+	"--from narrows that; --in-sample also scores rows inside the window, and the report says so.\n" +
+	"Fewer than 30 success rows, or no conflict row, are refused unless --allow-few-rows."
 
 // evalFlags are the row-selection flags eval and compare share.
 type evalFlags struct {
 	history, repo, from, to, authorKeyFile *string
-	lenient, inSample                      *bool
+	lenient, inSample, allowFewRows        *bool
 }
+
+// minEvalRows is the fewest success rows eval and compare score without
+// --allow-few-rows (training.EvalOptions.MinRows): below it, a log loss or an AUC is
+// noise, and the walkthrough's eval of the README history scored a single row.
+const minEvalRows = 30
 
 func addEvalFlags(fs interface {
 	String(name, value, usage string) *string
@@ -43,6 +50,8 @@ func addEvalFlags(fs interface {
 			"(the key they were trained with; default $"+features.AuthorKeyEnv+")"),
 		lenient:  fs.Bool("lenient", false, "skip history rows with problems instead of failing"),
 		inSample: fs.Bool("in-sample", false, "also score rows inside the bundle's training window (the report says the scores are in-sample)"),
+		allowFewRows: fs.Bool("allow-few-rows", false, fmt.Sprintf("score even fewer than %d success rows or no conflict row "+
+			"(refused by default: such metrics are noise)", minEvalRows)),
 	}
 }
 
@@ -84,10 +93,26 @@ func (f *evalFlags) options(ctx context.Context, bundleRepo string, windowEnd ti
 		return nil, opt, "", err
 	}
 	opt.Repo = *f.repo
+	if !*f.allowFewRows {
+		opt.MinRows = minEvalRows
+	}
 	if opt.Repo == "" && slices.Contains(training.Repos(h), bundleRepo) {
 		opt.Repo = bundleRepo
 	}
 	return h, opt, rows, nil
+}
+
+// fewRows adds the fixes to a training.ErrFewRows error of rows after windowEnd.
+func (f *evalFlags) fewRows(err error, windowEnd time.Time) error {
+	if !errors.Is(err, training.ErrFewRows) {
+		return err
+	}
+	fix := "pass --in-sample to score rows inside the window too (optimistic scores), "
+	if *f.inSample || *f.from != "" {
+		fix = ""
+	}
+	return fmt.Errorf("%w; the out-of-sample rows start at the window end %s: %sscore a history that runs past it, "+
+		"or pass --allow-few-rows to score these anyway", err, windowEnd.UTC().Format(time.RFC3339), fix)
 }
 
 // bundleRepo is the history's name of the bundle's repository.
@@ -138,7 +163,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	opt.Log = e.log
 	ev, err := training.Evaluate(ctx, m, h, opt)
 	if err != nil {
-		return err
+		return ef.fewRows(err, b.Manifest.Window.To)
 	}
 	ev.Report.Subtitle = rows + " " + ev.Report.Subtitle
 	if *ef.inSample {
