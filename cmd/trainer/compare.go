@@ -63,7 +63,8 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 		c.Report.Notice = rows
 	}
 	c.Report.Title = fmt.Sprintf("sqpredict comparison: B − A (A = %s, B = %s)", ba.Manifest.Version, bb.Manifest.Version)
-	fmt.Fprintf(e.stderr, "compare: %s\n", rows)
+	fmt.Fprintf(e.summaryText(), "compare: %s\n", rows)
+	e.summaryLog("comparing", "a", ba.Manifest.Version, "b", bb.Manifest.Version, "history", *ef.history, "rows", rows, "out", *out)
 	if err := report.Write(*out, c.Report); err != nil {
 		return err
 	}

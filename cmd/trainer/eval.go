@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"time"
@@ -185,10 +186,26 @@ func runEval(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	fmt.Fprintf(e.stderr, "eval: %s\n", rows)
-	fmt.Fprintf(e.stderr, "eval: %s %s on %s: success auc %.4f log loss %.4f (%g rows); conflict auc %.4f log loss %.4f (%g rows); buildtime mape %.2f%% nll %.4f crps %.2f (%g rows) -> %s\n",
+	e.summaryLog("evaluated", "repo", b.Manifest.Repo, "version", b.Manifest.Version, "history", *ef.history, "rows", rows, "out", *out,
+		finiteGroup("metrics", metrics, "success.n", "success.auc", "success.log_loss", "conflict.n", "conflict.auc", "conflict.log_loss",
+			"buildtime.n", "buildtime.mape", "buildtime.nll", "buildtime.crps"))
+	w := e.summaryText()
+	fmt.Fprintf(w, "eval: %s\n", rows)
+	fmt.Fprintf(w, "eval: %s %s on %s: success auc %.4f log loss %.4f (%g rows); conflict auc %.4f log loss %.4f (%g rows); buildtime mape %.2f%% nll %.4f crps %.2f (%g rows) -> %s\n",
 		b.Manifest.Repo, b.Manifest.Version, *ef.history,
 		get("success.auc"), get("success.log_loss"), get("success.n"), get("conflict.auc"), get("conflict.log_loss"), get("conflict.n"),
 		get("buildtime.mape"), get("buildtime.nll"), get("buildtime.crps"), get("buildtime.n"), *out)
 	return nil
+}
+
+// finiteGroup returns a log group of the values of keys in m that are finite: JSON has
+// no NaN, and a metric that could not be computed is left out of the record.
+func finiteGroup(name string, m map[string]float64, keys ...string) slog.Attr {
+	attrs := make([]any, 0, len(keys))
+	for _, k := range keys {
+		if v, ok := m[k]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			attrs = append(attrs, slog.Float64(k, v))
+		}
+	}
+	return slog.Group(name, attrs...)
 }

@@ -206,7 +206,8 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	printReplayTable(e, cells)
-	fmt.Fprintf(e.stderr, "replay: %d runs in %s -> %s\n", len(cells)*len(plan.Seeds), time.Since(t0).Round(time.Millisecond), *out)
+	fmt.Fprintf(e.summaryText(), "replay: %d runs in %s -> %s\n", len(cells)*len(plan.Seeds), time.Since(t0).Round(time.Millisecond), *out)
+	e.summaryLog("replayed", "runs", len(cells)*len(plan.Seeds), "out", *out, "took", time.Since(t0).Round(time.Millisecond))
 	return nil
 }
 

@@ -113,7 +113,7 @@ func scheduledRun(ctx context.Context, e *env, history string, lenient bool, reg
 			e.log.Warn("reading the newest version failed; training anyway", "repo", repo, "err", err)
 		} else if lastFP == fp {
 			e.log.Info("inputs unchanged since the newest version; not publishing", "repo", repo, "version", last)
-			fmt.Fprintf(e.stderr, "schedule: %s: history and config unchanged since version %s; skipped\n", repo, last)
+			fmt.Fprintf(e.summaryText(), "schedule: %s: history and config unchanged since version %s; skipped\n", repo, last)
 			continue
 		}
 		version, err := trainAndPublish(ctx, e, h, data, reg, c)
