@@ -103,10 +103,11 @@ func (f *evalFlags) options(ctx context.Context, bundleRepo string, windowEnd ti
 	return h, opt, rows, nil
 }
 
-// fewRows adds the fixes to a training.ErrFewRows error of rows after windowEnd.
+// fewRows adds the fixes to a training.ErrFewRows error of rows after windowEnd (and
+// repoHint's to a training.ErrRepo one).
 func (f *evalFlags) fewRows(err error, windowEnd time.Time) error {
 	if !errors.Is(err, training.ErrFewRows) {
-		return err
+		return repoHint(err)
 	}
 	fix := "pass --in-sample to score rows inside the window too (optimistic scores), "
 	if *f.inSample || *f.from != "" {

@@ -134,7 +134,7 @@ func runMain(ctx context.Context, e *env, args []string) error {
 		he := *e
 		he.stderr = e.stdout
 		if err := c.run(ctx, &he, []string{"-h"}); err != nil && !errors.Is(err, flag.ErrHelp) {
-			return fmt.Errorf("%s: %w", c.name, err)
+			return prefixed(c.name, err)
 		}
 		return nil
 	}
@@ -154,9 +154,18 @@ func runMain(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: unknown subcommand %q (run \"trainer help\")", errUsage, args[0])
 	}
 	if err := c.run(ctx, e, args[1:]); err != nil {
-		return fmt.Errorf("%s: %w", c.name, err)
+		return prefixed(c.name, err)
 	}
 	return nil
+}
+
+// prefixed returns err with the subcommand name in front, unless its message starts with
+// it already (errors of package registry under "registry" printed "registry: registry:").
+func prefixed(name string, err error) error {
+	if strings.HasPrefix(err.Error(), name+": ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 func printHelp(w io.Writer) {

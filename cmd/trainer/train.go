@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -125,7 +126,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	}
 	if latest {
 		if cfg.AsOf, err = training.LatestSubmission(h, cfg.Repo); err != nil {
-			return fmt.Errorf("--as-of latest: %w", err)
+			return repoHint(fmt.Errorf("--as-of latest: %w", err))
 		}
 	}
 	reg, err := registry.Open(*f.registry)
@@ -138,10 +139,20 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	}
 	version, err := trainAndPublish(ctx, e, h, data, reg, cfg)
 	if err != nil {
-		return err
+		return repoHint(err)
 	}
 	fmt.Fprintln(e.stdout, version)
 	return nil
+}
+
+// repoHint adds the flag that fixes a training.ErrRepo error (a history of several
+// repositories and no --repo, or a --repo the history lacks; the error lists the
+// history's repositories) to err.
+func repoHint(err error) error {
+	if errors.Is(err, training.ErrRepo) {
+		return fmt.Errorf("%w: pass --repo NAME", err)
+	}
+	return err
 }
 
 // trainAndPublish is the job of train and of every scheduled run: train one repository
