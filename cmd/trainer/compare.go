@@ -26,7 +26,7 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	out := fs.String("out", "", "folder to write report.html, its figures and metrics.json into (required)")
 	resamples := fs.Int("resamples", 0, "bootstrap resamples (default 1000)")
 	seed := fs.Uint64("seed", 0, "bootstrap seed")
-	ef := addEvalFlags(fs)
+	ef := addEvalFlags(fs, "the later of the two bundles' window ends")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func runCompare(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "%-12s %-24s %12s %12s %12s %12s %12s  %s\n", "section", "metric", "A", "B", "B-A", "lo", "hi", "verdict")
 	for _, s := range c.Report.Sections {
 		for _, d := range s.Diffs {
-			verdict := "no significant difference"
+			verdict := "no clear difference" // the phrase of the report (eval/report)
 			if d.Significant() {
 				verdict = "A better"
 				if (d.Diff > 0) == (d.Better.String() == "higher") {

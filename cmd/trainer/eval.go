@@ -37,14 +37,15 @@ type evalFlags struct {
 // noise, and the walkthrough's eval of the README history scored a single row.
 const minEvalRows = 30
 
+// addEvalFlags defines the flags on fs; end names the default of --from in its help.
 func addEvalFlags(fs interface {
 	String(name, value, usage string) *string
 	Bool(name string, value bool, usage string) *bool
-}) *evalFlags {
+}, end string) *evalFlags {
 	return &evalFlags{
 		history: fs.String("history", "", "history folder whose rows are scored (with its own point-in-time features) (required)"),
 		repo:    fs.String("repo", "", "repository of the rows (default: the bundle's, else the only one of the history)"),
-		from: fs.String("from", "", "score only rows submitted at or after this time, RFC 3339 (default: the bundle's window end; "+
+		from: fs.String("from", "", "score only rows submitted at or after this time, RFC 3339 (default: "+end+"; "+
 			"an earlier time needs --in-sample)"),
 		to: fs.String("to", "", "score only rows submitted before this time, RFC 3339"),
 		authorKeyFile: fs.String("author-key-file", "", "the author key of bundles whose authors are pseudonymised "+
@@ -150,7 +151,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	bundle := fs.String("bundle", "", "bundle folder (a registry version folder) (required)")
 	out := fs.String("out", "", "metrics JSON file to write (flat keys, NaN as null) (required)")
 	reportDir := fs.String("report", "", "also write report.html and its figures into this folder")
-	ef := addEvalFlags(fs)
+	ef := addEvalFlags(fs, "the bundle's window end")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
