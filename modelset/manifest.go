@@ -34,10 +34,14 @@ const (
 
 // Challenger model names, as the trainer's --challengers and predictd's
 // --challenger-models spell them (training.ChallengerGBMSuccess and
-// training.ChallengerNGBoostLogNormal have the same values).
+// training.ChallengerGBMConflict and training.ChallengerNGBoostLogNormal have the same
+// values).
 const (
 	// ChallengerGBMSuccess is the gradient-boosted trees of success, FileSuccessGBM.
 	ChallengerGBMSuccess = "gbm-success"
+	// ChallengerGBMConflict is the gradient-boosted trees of conflicts (P-conf),
+	// FileConflictGBM.
+	ChallengerGBMConflict = "gbm-conflict"
 	// ChallengerNGBoostLogNormal is the NGBoost LogNormal of build time,
 	// FileBuildTimeLogNormal, the challenger of bundles whose build-time champion is
 	// Normal (published before LogNormal became the champion).

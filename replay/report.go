@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -49,7 +50,7 @@ func WriteReport(dir string, s *Summary) error {
 		return nil
 	}
 	for k, g := range groups(s.Cells) {
-		axis, fixed := "workers", fmt.Sprintf("rate %s", rateText(g.fixed))
+		axis, fixed := "workers", fmt.Sprintf("rate %s", RateText(g.fixed))
 		if !g.byX {
 			axis, fixed = "rate (changes/h)", fmt.Sprintf("%d workers", int(g.fixed))
 		}
@@ -98,7 +99,7 @@ func WriteReport(dir string, s *Summary) error {
 		cdfs[k] = append(cdfs[k], c)
 	}
 	for n, k := range keys {
-		if err := add(fmt.Sprintf("cdf%d.png", n), fmt.Sprintf("Turnaround CDF (%s, %d workers, rate %s)", k.probs, k.workers, rateText(k.rate)),
+		if err := add(fmt.Sprintf("cdf%d.png", n), fmt.Sprintf("Turnaround CDF (%s, %d workers, rate %s)", k.probs, k.workers, RateText(k.rate)),
 			"Every change of the first seed.", cdfPlot(cdfs[k])); err != nil {
 			return err
 		}
@@ -116,11 +117,74 @@ func WriteReport(dir string, s *Summary) error {
 	return nil
 }
 
-func rateText(r float64) string {
+// RateText returns how a cell's rate is printed: "history" for 0, which replays the
+// history's own submission times, and the re-timed rate "R/h" otherwise.
+func RateText(r float64) string {
 	if r == 0 {
-		return "as recorded"
+		return "history"
 	}
 	return fmt.Sprintf("%g/h", r)
+}
+
+// PlainNumber formats x with three significant digits and no exponent (4280, not
+// 4.28e+03; 0.0123), as the report's tables print metrics. NaN and infinities print as
+// Go does.
+func PlainNumber(x float64) string {
+	a := math.Abs(x)
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		return fmt.Sprint(x)
+	case a >= 100 || a == 0:
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	// Below 1: three significant digits after the leading zeros.
+	prec := 2 - int(math.Floor(math.Log10(a)))
+	return strconv.FormatFloat(x, 'f', prec, 64)
+}
+
+// strategyPalette holds one colour per strategy of Strategies, in its order, so that a
+// strategy has the same colour in every figure and no two strategies share one
+// (plotutil's palette has seven colours for eight strategies). The colours are
+// Tableau 10's.
+var strategyPalette = []color.Color{
+	color.RGBA{0x4e, 0x79, 0xa7, 0xff}, color.RGBA{0xf2, 0x8e, 0x2b, 0xff}, color.RGBA{0xe1, 0x57, 0x59, 0xff},
+	color.RGBA{0x76, 0xb7, 0xb2, 0xff}, color.RGBA{0x59, 0xa1, 0x4f, 0xff}, color.RGBA{0xed, 0xc9, 0x48, 0xff},
+	color.RGBA{0xb0, 0x7a, 0xa1, 0xff}, color.RGBA{0xff, 0x9d, 0xa7, 0xff}, color.RGBA{0x9c, 0x75, 0x5f, 0xff},
+	color.RGBA{0xba, 0xb0, 0xac, 0xff},
+}
+
+// strategyColor returns the colour of strategy name: its place in Strategies, or for a
+// name not there, fallback's place after them.
+func strategyColor(name string, fallback int) color.Color {
+	i := slices.Index(Strategies, name)
+	if i < 0 {
+		i = len(Strategies) + fallback
+	}
+	return strategyPalette[i%len(strategyPalette)]
+}
+
+// cdfTicks marks the share axis of the CDF figures every 0.1, labelled every 0.2.
+type cdfTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (cdfTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for i := 0; i <= 10; i++ {
+		v := float64(i) / 10
+		if v < min-1e-9 || v > max+1e-9 {
+			continue
+		}
+		t := plot.Tick{Value: v}
+		if i%2 == 0 {
+			t.Label = strconv.FormatFloat(v, 'f', 1, 64)
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // groups splits the cells for sweep plots: by probability source and rate with workers
@@ -212,7 +276,7 @@ func sweepPlot(g group, key, label, axis string, scale float64, normalise bool) 
 		if len(xy) == 0 {
 			continue
 		}
-		col := plotutil.Color(si)
+		col := strategyColor(name, si)
 		l, pts, err := plotter.NewLinePoints(xy)
 		if err != nil {
 			continue
@@ -259,8 +323,8 @@ func cdfPlot(cells []*Cell) *plot.Plot {
 		if err != nil {
 			continue
 		}
-		l.Color = plotutil.Color(si)
-		l.Dashes = plotutil.Dashes(si / 7)
+		l.Color = strategyColor(c.Strategy, si)
+		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(c.Strategy, l)
 		drawn = true
@@ -268,8 +332,12 @@ func cdfPlot(cells []*Cell) *plot.Plot {
 	if !drawn {
 		return nil
 	}
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.YOffs = vg.Points(20)
+	// A CDF rises from the bottom left to the top right: the top-left corner is where
+	// no curve is until the short turnarounds are all counted.
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(4), vg.Points(-4)
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Tick.Marker = cdfTicks{}
 	p.Add(plotter.NewGrid())
 	return p
 }
@@ -295,11 +363,12 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 			return "–"
 		}
 		if iv.N == 1 {
-			return fmt.Sprintf("%.3g", iv.Mean*scale)
+			return PlainNumber(iv.Mean * scale)
 		}
-		return fmt.Sprintf("%.3g [%.3g, %.3g]", iv.Mean*scale, iv.Lo*scale, iv.Hi*scale)
+		return fmt.Sprintf("%s [%s, %s]", PlainNumber(iv.Mean*scale), PlainNumber(iv.Lo*scale), PlainNumber(iv.Hi*scale))
 	},
-	"f3": func(x float64) string { return fmt.Sprintf("%.3g", x) },
+	"f3":   PlainNumber,
+	"rate": RateText,
 }).Parse(`<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Replay: {{.S.Meta.World}}</title>
 <style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;font-size:13px}
@@ -313,7 +382,7 @@ speculation threshold {{.S.Meta.Threshold}}; keep margin {{.S.Meta.KeepMargin}};
 <table><tr><th>strategy</th><th>probs</th><th>workers</th><th>rate</th><th>builds/change</th><th>builds/landed</th>
 <th>CPU hours</th><th>aborted share</th><th>P50 min</th><th>P95 min</th><th>P99 min</th><th>small-behind-large P95 min</th>
 <th>throughput/h</th><th>BLRD trigger rate</th></tr>
-{{range .S.Cells}}<tr><td>{{.Strategy}}</td><td>{{.Probs}}</td><td>{{.Workers}}</td><td>{{.Rate}}</td>
+{{range .S.Cells}}<tr><td>{{.Strategy}}</td><td>{{.Probs}}</td><td>{{.Workers}}</td><td>{{rate .Rate}}</td>
 <td>{{iv (index .Metrics "builds_per_change") 1.0}}</td><td>{{iv (index .Metrics "builds_per_landed") 1.0}}</td>
 <td>{{iv (index .Metrics "cpu_hours") 1.0}}</td><td>{{iv (index .Metrics "aborted_share") 1.0}}</td>
 <td>{{iv (index .Metrics "turnaround_p50_s") 0.016666666666666666}}</td><td>{{iv (index .Metrics "turnaround_p95_s") 0.016666666666666666}}</td>
@@ -322,7 +391,7 @@ speculation threshold {{.S.Meta.Threshold}}; keep margin {{.S.Meta.KeepMargin}};
 {{end}}</table>
 {{if .S.Pairs}}<h2>Paired comparisons (B − A, bootstrap over changes)</h2>
 <table><tr><th>strategy</th><th>workers</th><th>rate</th><th>A</th><th>B</th><th>metric</th><th>A</th><th>B</th><th>B − A</th><th>95% interval</th></tr>
-{{range $p := .S.Pairs}}{{range $k, $d := $p.Diffs}}<tr><td>{{$p.Strategy}}</td><td>{{$p.Workers}}</td><td>{{$p.Rate}}</td><td>{{$p.A}}</td><td>{{$p.B}}</td>
+{{range $p := .S.Pairs}}{{range $k, $d := $p.Diffs}}<tr><td>{{$p.Strategy}}</td><td>{{$p.Workers}}</td><td>{{rate $p.Rate}}</td><td>{{$p.A}}</td><td>{{$p.B}}</td>
 <td>{{$k}}</td><td>{{f3 $d.A}}</td><td>{{f3 $d.B}}</td><td>{{f3 $d.Diff}}</td><td>[{{f3 $d.Lo}}, {{f3 $d.Hi}}]</td></tr>
 {{end}}{{end}}</table>{{end}}
 {{range .Figs}}<figure><h3>{{.Title}}</h3><img src="{{.File}}" alt="{{.Title}}"><figcaption>{{.Caption}}</figcaption></figure>

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/scoring"
 )
@@ -158,7 +160,7 @@ func (r *Reloader) Reload(role registry.Role, version string) (err error) {
 		r.Metrics.reloaded(role, err, start, end)
 		r.setFailed(role, err != nil)
 		if err != nil {
-			r.log().Error("bundle load failed, keeping the current one", "role", role.String(), "version", version, "err", err)
+			r.logLoadFailed(role, version, err)
 		}
 	}()
 	m, err := r.Load(role, version)
@@ -179,6 +181,26 @@ func (r *Reloader) Reload(role registry.Role, version string) (err error) {
 		r.championLoaded(m)
 	}
 	return nil
+}
+
+// logLoadFailed logs a failed load of version for role. With a model of the role being
+// served it says that one is kept; without one (the first load at start), it says that
+// none is served and what to do, since "keeping the current one" would promise a bundle
+// that does not exist.
+func (r *Reloader) logLoadFailed(role registry.Role, version string, err error) {
+	cur := r.Models.get(role)
+	if cur != nil {
+		r.log().Error("bundle load failed, keeping the current one", "role", role.String(), "version", version,
+			"current", cur.Version, "err", err)
+		return
+	}
+	fix := "fix the cause the error names, or point the " + role.String() + " at a version that loads (trainer registry promote|set-challenger)"
+	if errors.Is(err, features.ErrAuthorKey) {
+		fix = "the bundle's authors are pseudonymised: start predictd with the key it was trained with (--author-key-file F or $" +
+			features.AuthorKeyEnv + ")"
+	}
+	r.log().Error("bundle load failed and no "+role.String()+" bundle is loaded", "role", role.String(), "version", version,
+		"err", err, "fix", fix)
 }
 
 // championLoaded runs what follows a champion load: OnChampion, and the challenger

@@ -27,7 +27,16 @@ type EvalOptions struct {
 	Bootstrap eval.BootstrapConfig
 	// Log receives progress; nil means none.
 	Log *slog.Logger
+	// MinRows, when positive, is the fewest success rows Evaluate and Compare score:
+	// fewer, or no conflict row, fail with ErrFewRows, since metrics of a handful of rows
+	// say nothing (the walkthrough's eval scored one row and exited 0). Zero means no
+	// minimum beyond one row.
+	MinRows int
 }
+
+// ErrFewRows wraps ErrNoData: the rows chosen by EvalOptions are fewer than MinRows,
+// or none is a conflict row. The message names the counts and the window.
+var ErrFewRows = fmt.Errorf("%w: too few rows to score", ErrNoData)
 
 // historyTables builds the feature tables of the rows of h chosen by opt. The features
 // are point-in-time features of h itself: every developer statistic is computed from
@@ -57,6 +66,12 @@ func historyTables(ctx context.Context, h *datasets.History, opt EvalOptions) (t
 		return tables{}, "", fmt.Errorf("%w: no rows of %s submitted from %s to %s with a known label to evaluate on (its changes span %s to %s); "+
 			"evaluate a bundle trained on an earlier window, or score in-sample rows", ErrNoData, repo,
 			timeOrOpen(opt.From), timeOrOpen(opt.To), first.Format(time.RFC3339), last.Format(time.RFC3339))
+	}
+	if ns, nc := t.success.NRows(), t.conflict.NRows(); opt.MinRows > 0 && (ns < opt.MinRows || nc == 0) {
+		first, last, _ := Span(h, repo)
+		return tables{}, "", fmt.Errorf("%w: %d success and %d conflict rows of %s submitted from %s to %s (want at least %d success rows and a conflict row; "+
+			"its changes span %s to %s)", ErrFewRows, ns, nc, repo, timeOrOpen(opt.From), timeOrOpen(opt.To), opt.MinRows,
+			first.Format(time.RFC3339), last.Format(time.RFC3339))
 	}
 	return t, repo, nil
 }

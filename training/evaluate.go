@@ -243,7 +243,7 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 		}
 		sec := &report.Section{
 			Name:    name,
-			Note:    sectionNote(tb.NRows(), modelsNote(name)),
+			Note:    sectionNote(tb.NRows(), modelsNote(name, has(byRole, roleChallenger))),
 			Metrics: report.ClassifierRows(byRole),
 		}
 		if len(rel.Series) > 0 {
@@ -329,7 +329,7 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 		}
 		sec := report.Section{
 			Name:    "build time",
-			Note:    sectionNote(tb.NRows(), buildTimeNote(pr.BuildTime.Len() > 0 && pr.BuildTime.Family == eval.FamilyNormal)),
+			Note:    sectionNote(tb.NRows(), buildTimeNote(pr.BuildTime.Len() > 0 && pr.BuildTime.Family == eval.FamilyNormal, has(byRole, roleChallenger))),
 			Metrics: report.DistributionRows("s", byRole),
 		}
 		if best, bl := bestOf(e.BuildTime, func(d eval.DistributionMetrics) float64 { return d.NLL }); best != "" {
@@ -627,24 +627,26 @@ func roleOf(model string) string {
 	return roleChallenger
 }
 
-func modelsNote(section string) string {
+// modelsNote describes the models of a classifier section; challenger says the run
+// trained the section's challenger, which the note names only then.
+func modelsNote(section string, challenger bool) string {
 	switch section {
 	case "success":
-		return "champion: logistic regression; challenger: gradient-boosted trees (gbm-success); baselines: pass-rate (the training pass rate), last-outcome (the training pass rate after the repository's latest success, after its latest failure, and before any); truth: true_p_success."
+		return "champion: logistic regression; " + challengerNote(challenger, "gradient-boosted trees (gbm-success)") + "baselines: pass-rate (the training pass rate), last-outcome (the training pass rate after the repository's latest success, after its latest failure, and before any); truth: true_p_success."
 	case "conflict":
-		return "Scored as P(no conflict) = 1 − P-conf, so that the failure class is the conflicts. champion: logistic regression; challenger: gradient-boosted trees (gbm-conflict); baseline: constant-rate (the training conflict rate); truth: true_p_conflict, the probability of a conflict by the overlap, sizes and blast radius of the two changes (on synthetic histories the label's precision and recall against the drawn conflicts are 1; see package features)."
+		return "Scored as P(no conflict) = 1 − P-conf, so that the failure class is the conflicts. champion: logistic regression; " + challengerNote(challenger, "gradient-boosted trees (gbm-conflict)") + "baseline: constant-rate (the training conflict rate); truth: true_p_conflict, the probability of a conflict by the overlap, sizes and blast radius of the two changes (on synthetic histories the label's precision and recall against the drawn conflicts are 1; see package features)."
 	}
 	return ""
 }
 
 // buildTimeNote describes the models of the build-time section; normal says the
-// champion is a Normal NGBoost.
-func buildTimeNote(normal bool) string {
-	models := "champion: NGBoost LogNormal; challenger: NGBoost Normal (ngboost-normal)"
+// champion is a Normal NGBoost, challenger that the run trained the other family.
+func buildTimeNote(normal, challenger bool) string {
+	models := "champion: NGBoost LogNormal; " + challengerNote(challenger, "NGBoost Normal (ngboost-normal)")
 	if normal {
-		models = "champion: NGBoost Normal (a bundle published before LogNormal became the champion); challenger: NGBoost LogNormal (ngboost-lognormal)"
+		models = "champion: NGBoost Normal (a bundle published before LogNormal became the champion); " + challengerNote(challenger, "NGBoost LogNormal (ngboost-lognormal)")
 	}
-	return models + "; both with parameters clipped to the range of their predictions on the training rows. Durations below 1 s count as 1 s. " +
+	return models + "each with parameters clipped to the range of their predictions on the training rows. Durations below 1 s count as 1 s. " +
 		"Baselines: zuul-mean10 (a LogNormal whose mean is the mean of the latest 10 succeeded builds, Zuul's estimate), repo-lognormal (a LogNormal of the latest 100 training builds); truth: the log-normal moment-matched from true_mu_s and true_sigma_s."
 }
 

@@ -115,7 +115,8 @@ func (e *BaselineError) Error() string {
 		}
 		fmt.Fprintf(&b, " %s is %.6g, baseline %s has %.6g", f.Metric, f.Champion, f.Baseline, f.Value)
 	}
-	b.WriteString(" (the champion must have a lower holdout loss than the best baseline)")
+	b.WriteString(" (the champion must have a lower holdout loss than the best baseline; " +
+		"--baseline-gate serve publishes the bundle with the baseline serving those sections, --baseline-gate off publishes it as is)")
 	return b.String()
 }
 

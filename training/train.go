@@ -365,10 +365,16 @@ func checkFeatures(cfg *Config, h *datasets.History, t tables) (notes []string, 
 }
 
 // spanHint describes the submission times of a repository's changes and how to choose a
-// window that holds them, for the error of a window without enough rows.
-func spanHint(first, last time.Time, n int) string {
+// window that holds them, for the error of a window without enough rows ending at to.
+// A window that already ends at the last submission (--as-of latest) can only grow
+// backwards or with more history, so the hint does not suggest --as-of latest then.
+func spanHint(first, last, to time.Time, n int) string {
 	if n == 0 {
 		return "the repository has no change with a submission time"
+	}
+	if !to.Before(last) && to.Sub(last) <= time.Second {
+		return fmt.Sprintf("the window already ends at the last of the history's %d changes of it (submitted from %s to %s): "+
+			"train with a longer --window or on a longer history", n, first.Format(time.RFC3339), last.Format(time.RFC3339))
 	}
 	return fmt.Sprintf("the history's %d changes of it were submitted from %s to %s: "+
 		"train with --as-of latest (the default; the last submission), an --as-of inside that span, or a longer --window",
@@ -441,7 +447,7 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	first, last, nChanges := Span(h, repo)
 	if n := all.success.NRows(); n < minRows {
 		return nil, fmt.Errorf("%w: %d success rows in the window %s to %s of %s, need %d; %s", ErrNoData, n,
-			from.Format(time.RFC3339), to.Format(time.RFC3339), repo, minRows, spanHint(first, last, nChanges))
+			from.Format(time.RFC3339), to.Format(time.RFC3339), repo, minRows, spanHint(first, last, to, nChanges))
 	}
 	if nChanges > 0 && to.Sub(last) > StaleAfter {
 		w := fmt.Sprintf("the history's newest change of %s was submitted %s, %s before the window's end %s: "+

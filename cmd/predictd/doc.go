@@ -21,7 +21,7 @@
 // challenger loaded is logged as a warning.
 //
 // The challenger is the bundle the registry's challenger pointer names, or, with
-// --challenger-models gbm-success,ngboost-normal, the champion bundle's own
+// --challenger-models gbm-success,gbm-conflict,ngboost-normal, the champion bundle's own
 // challenger models (trained by trainer train --challengers) in place of the champions
 // of their sections, reloaded with the champion; either is routed by
 // --challenger-share or runs in --shadow.

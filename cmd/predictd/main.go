@@ -87,13 +87,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.shadow, "shadow", false, "score every request with the challenger too, log both, return the champion's")
 	fs.StringVar(&c.authorKeyFile, "author-key-file", "", "file holding the operator's author key, the one the trainer pseudonymised "+
 		"the bundles' authors with; incoming authors are hashed with it (default $"+features.AuthorKeyEnv+"; none: bundles in clear only)")
-	fs.Func("challenger-models", "serve the champion bundle's own challenger models as the challenger, in place of the challenger pointer's bundle: "+
-		"a comma-separated list of gbm-success (success) and ngboost-normal (build time; ngboost-lognormal for older bundles whose champion is Normal), trained by trainer train --challengers; "+
-		"routed by --challenger-share or run in --shadow", func(s string) error {
-		ms, err := bundleload.ParseChallengerModels(s)
-		c.challengerModels = ms
-		return err
-	})
+	// --challenger-models is checked after Parse, so that an unknown name is reported on
+	// its own rather than above the whole usage text, as a flag.Func error would be.
+	challengerModels := fs.String("challenger-models", "", "serve the champion bundle's own challenger models as the challenger, in place of the challenger pointer's bundle: "+
+		"a comma-separated list of gbm-success (success), gbm-conflict (P-conf) and ngboost-normal (build time; ngboost-lognormal for older bundles whose champion is Normal), trained by trainer train --challengers; "+
+		"routed by --challenger-share or run in --shadow")
 	fs.StringVar(&c.predictionLog, "prediction-log", "", "folder of rotating JSON-lines prediction logs (default: none)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key file (PEM)")
@@ -109,6 +107,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if c.challengerModels, err = bundleload.ParseChallengerModels(*challengerModels); err != nil {
+		return nil, fmt.Errorf("--challenger-models: %w", err)
 	}
 	if c.version {
 		return c, nil

@@ -71,7 +71,15 @@ func runBatch(ctx context.Context, e *env, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "best one-phase: b=%d, %.6f builds per change\n", c.OnePhase.Best, c.OnePhase.Cost)
-	_, err = fmt.Fprintf(e.stdout, "best two-phase: b=%d, %.6f builds per change\n", c.TwoPhase.Best, c.TwoPhase.Cost)
-	return err
+	for _, r := range []struct {
+		name string
+		s    scoring.BatchSizes
+	}{{"one-phase", c.OnePhase}, {"two-phase", c.TwoPhase}} {
+		fmt.Fprintf(e.stdout, "best %s: b=%d, %.6f builds per change\n", r.name, r.s.Best, r.s.Cost)
+		// The best size at the largest one compared: the curve may still fall beyond it.
+		if len(ps) == 1 && r.s.Best == len(r.s.ByB) && r.s.Best > 1 {
+			fmt.Fprintf(e.stdout, "  (b=%d is the largest size compared: a larger batch may be better; raise --max-b)\n", r.s.Best)
+		}
+	}
+	return nil
 }

@@ -11,7 +11,7 @@ import (
 // TestBypass prints paper 000 §VII worked example 3 (minutes): P(FT_y < FT_x) ≈ 0.9977.
 func TestBypass(t *testing.T) {
 	out, _, err := runCmd(t, "bypass", "--ahead-arrival", "0", "--ahead-mu", "35", "--ahead-sigma", "6",
-		"--arrival", "1", "--mu", "15", "--sigma", "3")
+		"--arrival", "1", "--mu", "15", "--sigma", "3", "--family", "normal")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +30,8 @@ func TestBypassErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"bypass", "--ahead-arrival", "0", "--ahead-mu", "35", "--ahead-sigma", "6", "--arrival", "1", "--mu", "15"},
 		{"bypass", "--ahead-arrival", "0", "--ahead-mu", "35", "--ahead-sigma", "-6", "--arrival", "1", "--mu", "15", "--sigma", "3"},
+		{"bypass", "--ahead-arrival", "0", "--ahead-mu", "35", "--ahead-sigma", "6", "--arrival", "1", "--mu", "15", "--sigma", "3", "--family", "gamma"},
+		{"bypass", "--ahead-arrival", "0", "--ahead-mu", "-35", "--ahead-sigma", "6", "--arrival", "1", "--mu", "15", "--sigma", "3"},
 		{"bypass", "--ahead-arrival", "NaN", "--ahead-mu", "35", "--ahead-sigma", "6", "--arrival", "1", "--mu", "15", "--sigma", "3"},
 	} {
 		if _, _, err := runCmd(t, args...); !errors.Is(err, errUsage) {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"time"
@@ -18,31 +20,40 @@ func init() {
 	register(command{name: "eval", summary: "evaluate a bundle's models on the rows of a history", run: runEval})
 }
 
-const evalUsage = "--bundle DIR --history DIR --out metrics.json [--repo NAME] [--from T] [--to T] [--in-sample] [--report DIR] [--author-key-file F] [--lenient]\n\n" +
+const evalUsage = "--bundle DIR --history DIR --out metrics.json [--repo NAME] [--from T] [--to T] [--in-sample] [--allow-few-rows] [--report DIR] [--author-key-file F] [--lenient]\n\n" +
 	"Scores the rows submitted after the bundle's window end (its manifest's window.to): published\n" +
 	"models are refitted on the whole window, so earlier rows, the holdout included, are in-sample.\n" +
-	"--from narrows that; --in-sample also scores rows inside the window, and the report says so."
+	"--from narrows that; --in-sample also scores rows inside the window, and the report says so.\n" +
+	"Fewer than 30 success rows, or no conflict row, are refused unless --allow-few-rows."
 
 // evalFlags are the row-selection flags eval and compare share.
 type evalFlags struct {
 	history, repo, from, to, authorKeyFile *string
-	lenient, inSample                      *bool
+	lenient, inSample, allowFewRows        *bool
 }
 
+// minEvalRows is the fewest success rows eval and compare score without
+// --allow-few-rows (training.EvalOptions.MinRows): below it, a log loss or an AUC is
+// noise, and the walkthrough's eval of the README history scored a single row.
+const minEvalRows = 30
+
+// addEvalFlags defines the flags on fs; end names the default of --from in its help.
 func addEvalFlags(fs interface {
 	String(name, value, usage string) *string
 	Bool(name string, value bool, usage string) *bool
-}) *evalFlags {
+}, end string) *evalFlags {
 	return &evalFlags{
 		history: fs.String("history", "", "history folder whose rows are scored (with its own point-in-time features) (required)"),
 		repo:    fs.String("repo", "", "repository of the rows (default: the bundle's, else the only one of the history)"),
-		from: fs.String("from", "", "score only rows submitted at or after this time, RFC 3339 (default: the bundle's window end; "+
+		from: fs.String("from", "", "score only rows submitted at or after this time, RFC 3339 (default: "+end+"; "+
 			"an earlier time needs --in-sample)"),
 		to: fs.String("to", "", "score only rows submitted before this time, RFC 3339"),
 		authorKeyFile: fs.String("author-key-file", "", "the author key of bundles whose authors are pseudonymised "+
 			"(the key they were trained with; default $"+features.AuthorKeyEnv+")"),
 		lenient:  fs.Bool("lenient", false, "skip history rows with problems instead of failing"),
 		inSample: fs.Bool("in-sample", false, "also score rows inside the bundle's training window (the report says the scores are in-sample)"),
+		allowFewRows: fs.Bool("allow-few-rows", false, fmt.Sprintf("score even fewer than %d success rows or no conflict row "+
+			"(refused by default: such metrics are noise)", minEvalRows)),
 	}
 }
 
@@ -84,10 +95,27 @@ func (f *evalFlags) options(ctx context.Context, bundleRepo string, windowEnd ti
 		return nil, opt, "", err
 	}
 	opt.Repo = *f.repo
+	if !*f.allowFewRows {
+		opt.MinRows = minEvalRows
+	}
 	if opt.Repo == "" && slices.Contains(training.Repos(h), bundleRepo) {
 		opt.Repo = bundleRepo
 	}
 	return h, opt, rows, nil
+}
+
+// fewRows adds the fixes to a training.ErrFewRows error of rows after windowEnd (and
+// repoHint's to a training.ErrRepo one).
+func (f *evalFlags) fewRows(err error, windowEnd time.Time) error {
+	if !errors.Is(err, training.ErrFewRows) {
+		return repoHint(err)
+	}
+	fix := "pass --in-sample to score rows inside the window too (optimistic scores), "
+	if *f.inSample || *f.from != "" {
+		fix = ""
+	}
+	return fmt.Errorf("%w; the out-of-sample rows start at the window end %s: %sscore a history that runs past it, "+
+		"or pass --allow-few-rows to score these anyway", err, windowEnd.UTC().Format(time.RFC3339), fix)
 }
 
 // bundleRepo is the history's name of the bundle's repository.
@@ -123,7 +151,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	bundle := fs.String("bundle", "", "bundle folder (a registry version folder) (required)")
 	out := fs.String("out", "", "metrics JSON file to write (flat keys, NaN as null) (required)")
 	reportDir := fs.String("report", "", "also write report.html and its figures into this folder")
-	ef := addEvalFlags(fs)
+	ef := addEvalFlags(fs, "the bundle's window end")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -138,7 +166,7 @@ func runEval(ctx context.Context, e *env, args []string) error {
 	opt.Log = e.log
 	ev, err := training.Evaluate(ctx, m, h, opt)
 	if err != nil {
-		return err
+		return ef.fewRows(err, b.Manifest.Window.To)
 	}
 	ev.Report.Subtitle = rows + " " + ev.Report.Subtitle
 	if *ef.inSample {
@@ -160,10 +188,26 @@ func runEval(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	fmt.Fprintf(e.stderr, "eval: %s\n", rows)
-	fmt.Fprintf(e.stderr, "eval: %s %s on %s: success auc %.4f log loss %.4f (%g rows); conflict auc %.4f log loss %.4f (%g rows); buildtime mape %.2f%% nll %.4f crps %.2f (%g rows) -> %s\n",
+	e.summaryLog("evaluated", "repo", b.Manifest.Repo, "version", b.Manifest.Version, "history", *ef.history, "rows", rows, "out", *out,
+		finiteGroup("metrics", metrics, "success.n", "success.auc", "success.log_loss", "conflict.n", "conflict.auc", "conflict.log_loss",
+			"buildtime.n", "buildtime.mape", "buildtime.nll", "buildtime.crps"))
+	w := e.summaryText()
+	fmt.Fprintf(w, "eval: %s\n", rows)
+	fmt.Fprintf(w, "eval: %s %s on %s: success auc %.4f log loss %.4f (%g rows); conflict auc %.4f log loss %.4f (%g rows); buildtime mape %.2f%% nll %.4f crps %.2f (%g rows) -> %s\n",
 		b.Manifest.Repo, b.Manifest.Version, *ef.history,
 		get("success.auc"), get("success.log_loss"), get("success.n"), get("conflict.auc"), get("conflict.log_loss"), get("conflict.n"),
 		get("buildtime.mape"), get("buildtime.nll"), get("buildtime.crps"), get("buildtime.n"), *out)
 	return nil
+}
+
+// finiteGroup returns a log group of the values of keys in m that are finite: JSON has
+// no NaN, and a metric that could not be computed is left out of the record.
+func finiteGroup(name string, m map[string]float64, keys ...string) slog.Attr {
+	attrs := make([]any, 0, len(keys))
+	for _, k := range keys {
+		if v, ok := m[k]; ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			attrs = append(attrs, slog.Float64(k, v))
+		}
+	}
+	return slog.Group(name, attrs...)
 }

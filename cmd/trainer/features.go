@@ -121,33 +121,35 @@ func progress(e *env, format string, args ...any) {
 	}
 }
 
-// printFeaturesSummary writes what was read, written and skipped to e.stderr.
+// printFeaturesSummary writes what was read, written and skipped to e.stderr, or logs it
+// as one record with --log-format json.
 func printFeaturesSummary(e *env, h *datasets.History, rep *datasets.Report, tb *features.Table, cols int, out string, took time.Duration) {
 	kind := tb.Schema.Kind
-	fmt.Fprintf(e.stderr, "features: read %d changes, %d builds, %d pairs", len(h.Changes), len(h.Builds), len(h.Pairs))
+	w := e.summaryText()
+	fmt.Fprintf(w, "features: read %d changes, %d builds, %d pairs", len(h.Changes), len(h.Builds), len(h.Pairs))
 	if rep != nil {
 		skipped := 0
 		for i := range rep.Tables {
 			skipped += rep.Tables[i].NSkipped()
 		}
 		if skipped > 0 {
-			fmt.Fprintf(e.stderr, " (%d invalid rows skipped)", skipped)
+			fmt.Fprintf(w, " (%d invalid rows skipped)", skipped)
 		}
 	}
-	fmt.Fprintln(e.stderr)
-	fmt.Fprintf(e.stderr, "features: %s: %d candidates, wrote %d rows x %d columns (%d features, %s, %d truth) to %s (%s)\n",
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "features: %s: %d candidates, wrote %d rows x %d columns (%d features, %s, %d truth) to %s (%s)\n",
 		kind, tb.Considered, tb.NRows(), cols, tb.Schema.NFeatures(), kind.LabelName(), len(tb.Truth), out, took.Round(time.Millisecond))
-	fmt.Fprintf(e.stderr, "features: schema version %d, hash %s\n", tb.Schema.Version, tb.Schema.Hash())
+	fmt.Fprintf(w, "features: schema version %d, hash %s\n", tb.Schema.Version, tb.Schema.Hash())
 	reasons := make([]string, 0, len(tb.Skipped))
 	for r := range tb.Skipped {
 		reasons = append(reasons, r)
 	}
 	sort.Strings(reasons)
 	for _, r := range reasons {
-		fmt.Fprintf(e.stderr, "features: skipped %d: %s\n", tb.Skipped[r], r)
+		fmt.Fprintf(w, "features: skipped %d: %s\n", tb.Skipped[r], r)
 	}
 	if tb.NRows() == 0 {
-		fmt.Fprintf(e.stderr, "features: the %s table is empty (no candidate has a label; the skip counts above say why)\n", kind)
+		fmt.Fprintf(w, "features: the %s table is empty (no candidate has a label; the skip counts above say why)\n", kind)
 	}
 	if rep != nil {
 		for i := range rep.Tables {
@@ -158,7 +160,7 @@ func printFeaturesSummary(e *env, h *datasets.History, rep *datasets.Report, tb 
 			}
 			sort.Strings(reasons)
 			for _, r := range reasons {
-				fmt.Fprintf(e.stderr, "features: %s: skipped %d invalid rows: %s\n", t.Table, t.Skipped[r], r)
+				fmt.Fprintf(w, "features: %s: skipped %d invalid rows: %s\n", t.Table, t.Skipped[r], r)
 			}
 		}
 	}

@@ -80,7 +80,7 @@ func main() {
 
 // logFormatUsage documents the global --log-format flag.
 const logFormatUsage = "--log-format text|json (anywhere on the line): log records as text (default) or JSON lines on stderr; " +
-	"with json, run summaries are JSON records instead of text"
+	"with json, the run summaries on stderr are JSON records instead of text (output a command writes to stdout, such as validate's report or compare's table, stays text)"
 
 // takeLogFormat removes every --log-format (or -log-format) flag from args and returns
 // the rest with the last format given; "" when there is none.
@@ -134,7 +134,7 @@ func runMain(ctx context.Context, e *env, args []string) error {
 		he := *e
 		he.stderr = e.stdout
 		if err := c.run(ctx, &he, []string{"-h"}); err != nil && !errors.Is(err, flag.ErrHelp) {
-			return fmt.Errorf("%s: %w", c.name, err)
+			return prefixed(c.name, err)
 		}
 		return nil
 	}
@@ -154,9 +154,18 @@ func runMain(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: unknown subcommand %q (run \"trainer help\")", errUsage, args[0])
 	}
 	if err := c.run(ctx, e, args[1:]); err != nil {
-		return fmt.Errorf("%s: %w", c.name, err)
+		return prefixed(c.name, err)
 	}
 	return nil
+}
+
+// prefixed returns err with the subcommand name in front, unless its message starts with
+// it already (errors of package registry under "registry" printed "registry: registry:").
+func prefixed(name string, err error) error {
+	if strings.HasPrefix(err.Error(), name+": ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 func printHelp(w io.Writer) {
@@ -294,6 +303,16 @@ func (e *env) summaryLog(msg string, args ...any) {
 		return
 	}
 	e.log.Debug(msg, args...)
+}
+
+// summaryText is where a command writes its text run summary: e.stderr, or io.Discard
+// with --log-format json, where the command's summaryLog record is the summary, so that
+// stderr holds only JSON lines.
+func (e *env) summaryText() io.Writer {
+	if e.jsonLog {
+		return io.Discard
+	}
+	return e.stderr
 }
 
 // versionString returns the module version and VCS revision the binary was built from,

@@ -19,7 +19,7 @@ func init() {
 }
 
 // predictUsage documents predict's output columns and their units.
-const predictUsage = `--model MODEL --data FILE --out FILE.csv [--id COL[,COL...]] [--iteration K]
+const predictUsage = `--model MODEL --data FILE --out FILE.csv [--id COL[,COL...]] [--iteration K] [--quantiles P,...] [--intervals L,...]
 
 Writes one row per input row, in order: the --id columns as they are (e.g. change_id,
 submitted_at of a "trainer features" table), then the model's outputs:
@@ -51,7 +51,7 @@ func runPredict(ctx context.Context, e *env, args []string) error {
 	fs.Var(quantiles, "quantiles", "ngboost: quantile levels in (0, 1) to add as columns qP, e.g. 0.1,0.5,0.9")
 	intervals := &listFlag{split: true}
 	fs.Var(intervals, "intervals", "ngboost: central interval probabilities in (0, 1) to add as columns loL, hiL, e.g. 0.8,0.95")
-	iteration := fs.Int("iteration", -1, "ngboost: predict with the first K boosting iterations (0 = the marginal fit; default all)")
+	iteration := fs.Int("iteration", -1, "ngboost: predict with the first K boosting iterations (0 = the marginal fit, -1 = all of them)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func init() {
 	register(command{name: "registry", summary: "list and show bundles; promote, roll back and set the challenger", run: runRegistry})
 }
 
-const registryUsage = `VERB --registry DIR --repo NAME [VERSION]
+const registryUsage = `VERB --registry DIR [--repo NAME] [VERSION]
 
 verbs:
   list                     every version, oldest first, with its role and a few metrics
@@ -43,7 +43,7 @@ func runRegistry(ctx context.Context, e *env, args []string) error {
 		// The usage with the flags every verb takes.
 		fs := newFlagSet(e, "registry", registryUsage)
 		fs.String("registry", "", "registry folder (required)")
-		fs.String("repo", "", "repository name (required)")
+		fs.String("repo", "", "repository name (default: the registry's only one, as predictd)")
 		fs.Usage()
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			return nil
@@ -57,7 +57,7 @@ func runRegistry(ctx context.Context, e *env, args []string) error {
 	}
 	fs := newFlagSet(e, "registry "+verb, registryUsage)
 	dir := fs.String("registry", "", "registry folder (required)")
-	repo := fs.String("repo", "", "repository name (required)")
+	repo := fs.String("repo", "", "repository name (default: the registry's only one, as predictd)")
 	// Flags may come before or after the version.
 	rest := args[1:]
 	var version string
@@ -82,9 +82,6 @@ func runRegistry(ctx context.Context, e *env, args []string) error {
 	if *dir == "" {
 		missing = append(missing, "--registry")
 	}
-	if *repo == "" {
-		missing = append(missing, "--repo")
-	}
 	if version == "" && takesVersion && verb != "show" {
 		missing = append(missing, "VERSION")
 	}
@@ -97,6 +94,11 @@ func runRegistry(ctx context.Context, e *env, args []string) error {
 	reg, err := registry.Open(*dir)
 	if err != nil {
 		return err
+	}
+	if *repo == "" {
+		if *repo, err = onlyRepo(reg, *dir); err != nil {
+			return err
+		}
 	}
 	switch verb {
 	case "list":
@@ -271,4 +273,20 @@ func registryShow(w io.Writer, reg *registry.Registry, repo, version string) err
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// onlyRepo returns the only repository of reg, the default of --repo as in predictd; an
+// empty registry or one of several repositories is an error naming the fix.
+func onlyRepo(reg *registry.Registry, dir string) (string, error) {
+	repos, err := reg.Repos()
+	if err != nil {
+		return "", err
+	}
+	switch len(repos) {
+	case 0:
+		return "", fmt.Errorf("registry %s holds no repository yet: publish a bundle with trainer train --registry %s", dir, dir)
+	case 1:
+		return repos[0], nil
+	}
+	return "", fmt.Errorf("%w: registry %s holds repositories %s: choose one with --repo", errUsage, dir, strings.Join(repos, ", "))
 }

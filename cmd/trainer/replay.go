@@ -24,7 +24,7 @@ func init() {
 }
 
 const replayUsage = "(--history DIR [--profile P] | --synth PROFILE --days N [--synth-rate R] [--synth-workers W]) " +
-	"[--strategies a,b] [--probs SRC ...] [--workers N,M] [--rate R,S] [--threshold T] [--keep-margin M] [--seeds K] [--author-key-file F] --out DIR"
+	"[--strategies a,b] [--probs SRC ...] [--workers N,M] [--rate R,S] [--threshold T] [--keep-margin M] [--seeds K] [--author-key-file F] --out DIR (required)"
 
 func runReplay(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "replay", replayUsage)
@@ -47,7 +47,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 	authorKeyFile := fs.String("author-key-file", "", "the author key of bundle:DIR sources whose authors are pseudonymised "+
 		"(the key they were trained with; default $"+features.AuthorKeyEnv+")")
 	seeds := fs.Int("seeds", 3, "seeds 1..K: each keys the build draws (and the world, with --synth)")
-	out := fs.String("out", "", "output folder for summary.json, decisions.csv and report.html")
+	out := fs.String("out", "", "output folder for summary.json, decisions.csv and report.html (required)")
 	noDecisions := fs.Bool("no-decisions", false, "do not write decisions.csv (one row per change and run)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -206,7 +206,8 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	printReplayTable(e, cells)
-	fmt.Fprintf(e.stderr, "replay: %d runs in %s -> %s\n", len(cells)*len(plan.Seeds), time.Since(t0).Round(time.Millisecond), *out)
+	fmt.Fprintf(e.summaryText(), "replay: %d runs in %s -> %s\n", len(cells)*len(plan.Seeds), time.Since(t0).Round(time.Millisecond), *out)
+	e.summaryLog("replayed", "runs", len(cells)*len(plan.Seeds), "out", *out, "took", time.Since(t0).Round(time.Millisecond))
 	return nil
 }
 
@@ -247,14 +248,15 @@ func bundleProbs(ctx context.Context, o bundleload.Options) func(w *replay.World
 	return resolve
 }
 
-// printReplayTable writes the main metrics of every cell to stdout.
+// printReplayTable writes the main metrics of every cell to stdout; the rate of a cell
+// that keeps the history's own submission times is "history".
 func printReplayTable(e *env, cells []*replay.Cell) {
-	fmt.Fprintf(e.stdout, "%-14s %-18s %7s %6s %9s %10s %8s %9s %9s %9s %8s\n",
+	fmt.Fprintf(e.stdout, "%-14s %-18s %7s %8s %9s %10s %8s %9s %9s %9s %8s\n",
 		"strategy", "probs", "workers", "rate", "builds/ch", "cpu_hours", "aborted", "p50_min", "p95_min", "thru/h", "blrd")
 	for _, c := range cells {
 		m := c.Metrics
-		fmt.Fprintf(e.stdout, "%-14s %-18s %7d %6g %9.3f %10.1f %8.3f %9.1f %9.1f %9.2f %8.3f\n",
-			c.Strategy, c.Probs, c.Workers, c.Rate, m["builds_per_change"].Mean, m["cpu_hours"].Mean, m["aborted_share"].Mean,
+		fmt.Fprintf(e.stdout, "%-14s %-18s %7d %8s %9.3f %10.1f %8.3f %9.1f %9.1f %9.2f %8.3f\n",
+			c.Strategy, c.Probs, c.Workers, replay.RateText(c.Rate), m["builds_per_change"].Mean, m["cpu_hours"].Mean, m["aborted_share"].Mean,
 			m["turnaround_p50_s"].Mean/60, m["turnaround_p95_s"].Mean/60, m["throughput_per_hour"].Mean, m["blrd_trigger_rate"].Mean)
 	}
 }

@@ -17,7 +17,7 @@ func init() {
 	register(command{name: "schedule", summary: "retrain and publish every repository on a cron schedule (UTC) until SIGINT/SIGTERM", run: runSchedule})
 }
 
-const scheduleUsage = `--cron "0 3 * * 1" --history DIR --registry REG [--run-now] [--repo NAME] [--as-of latest|now|T] [--window 90d] [--challengers ...] [--allow-missing-features] [--allow-partial] [--config trainer.json] [--lenient]`
+const scheduleUsage = `--cron "0 3 * * 1" --history DIR --registry REG [--run-now] [--repo NAME] [--as-of latest|now|T] [--window 90d] [--challengers ...] [--baseline-gate refuse|serve|off] [--allow-missing-features] [--allow-partial] [--config trainer.json] [--author-key-file F] [--lenient]`
 
 func runSchedule(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "schedule", scheduleUsage)
@@ -113,7 +113,7 @@ func scheduledRun(ctx context.Context, e *env, history string, lenient bool, reg
 			e.log.Warn("reading the newest version failed; training anyway", "repo", repo, "err", err)
 		} else if lastFP == fp {
 			e.log.Info("inputs unchanged since the newest version; not publishing", "repo", repo, "version", last)
-			fmt.Fprintf(e.stderr, "schedule: %s: history and config unchanged since version %s; skipped\n", repo, last)
+			fmt.Fprintf(e.summaryText(), "schedule: %s: history and config unchanged since version %s; skipped\n", repo, last)
 			continue
 		}
 		version, err := trainAndPublish(ctx, e, h, data, reg, c)

@@ -69,29 +69,34 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// printSynthSummary writes what the history holds to e.stderr.
-func printSynthSummary(e *env, w *synth.World, out string, took time.Duration) {
-	h := w.History
+// printSynthSummary writes what the history holds to e.stderr, or logs it as one
+// record with --log-format json.
+func printSynthSummary(e *env, world *synth.World, out string, took time.Duration) {
+	h := world.History
 	s := synth.Summarize(h)
-	c := w.Config
-	fmt.Fprintf(e.stderr, "synth: %s, %g days from %s, %.1f changes/hour, flaky %.3g, %d workers, seed %d -> %s (%s)\n",
+	c := world.Config
+	w := e.summaryText()
+	e.summaryLog("synthesized history", "profile", c.Profile, "days", c.Days, "start", c.Start, "seed", c.Seed, "out", out,
+		"changes", s.Changes, "landed", s.Landed, "rejected", s.Rejected, "builds", len(h.Builds), "pairs", s.Pairs,
+		"conflicted", s.Conflicted, "took", took.Round(time.Millisecond))
+	fmt.Fprintf(w, "synth: %s, %g days from %s, %.1f changes/hour, flaky %.3g, %d workers, seed %d -> %s (%s)\n",
 		c.Profile, c.Days, c.Start.Format(time.RFC3339), c.ChangesPerHour, c.FlakyRate, c.Workers, c.Seed, out, took.Round(time.Millisecond))
-	fmt.Fprintf(e.stderr, "  changes  %d (landed %d, rejected %d; resubmissions %d)\n", s.Changes, s.Landed, s.Rejected, s.Resubmissions)
-	fmt.Fprintf(e.stderr, "  builds   %d (succeeded %d, failed %d, infra_failed %d, aborted %d)\n", len(h.Builds),
+	fmt.Fprintf(w, "  changes  %d (landed %d, rejected %d; resubmissions %d)\n", s.Changes, s.Landed, s.Rejected, s.Resubmissions)
+	fmt.Fprintf(w, "  builds   %d (succeeded %d, failed %d, infra_failed %d, aborted %d)\n", len(h.Builds),
 		s.Builds[datasets.StatusSucceeded], s.Builds[datasets.StatusFailed], s.Builds[datasets.StatusInfraFailed], s.Builds[datasets.StatusAborted])
-	fmt.Fprintf(e.stderr, "    of which culprit finding after a rejection %d (succeeded %d, failed %d, infra_failed %d)\n",
+	fmt.Fprintf(w, "    of which culprit finding after a rejection %d (succeeded %d, failed %d, infra_failed %d)\n",
 		s.Culprit[datasets.StatusSucceeded]+s.Culprit[datasets.StatusFailed]+s.Culprit[datasets.StatusInfraFailed],
 		s.Culprit[datasets.StatusSucceeded], s.Culprit[datasets.StatusFailed], s.Culprit[datasets.StatusInfraFailed])
 	share := 0.0
 	if s.Pairs > 0 {
 		share = float64(s.Conflicted) / float64(s.Pairs)
 	}
-	fmt.Fprintf(e.stderr, "  pairs    %d (conflicted %d, share %.3f)\n", s.Pairs, s.Conflicted, share)
+	fmt.Fprintf(w, "  pairs    %d (conflicted %d, share %.3f)\n", s.Pairs, s.Conflicted, share)
 	var b strings.Builder
 	for _, p := range synth.ConflictCurve(h) {
 		if p.N == 2 || p.N == 4 || p.N == 8 || p.N == 16 || p.N == 32 {
 			fmt.Fprintf(&b, " N=%d: %.3f (%d)", p.N, p.Share(), p.Changes)
 		}
 	}
-	fmt.Fprintf(e.stderr, "  changes with a real conflict by concurrent overlapping changes:%s\n", b.String())
+	fmt.Fprintf(w, "  changes with a real conflict by concurrent overlapping changes:%s\n", b.String())
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -125,7 +126,7 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	}
 	if latest {
 		if cfg.AsOf, err = training.LatestSubmission(h, cfg.Repo); err != nil {
-			return fmt.Errorf("--as-of latest: %w", err)
+			return repoHint(fmt.Errorf("--as-of latest: %w", err))
 		}
 	}
 	reg, err := registry.Open(*f.registry)
@@ -138,10 +139,20 @@ func runTrain(ctx context.Context, e *env, args []string) error {
 	}
 	version, err := trainAndPublish(ctx, e, h, data, reg, cfg)
 	if err != nil {
-		return err
+		return repoHint(err)
 	}
 	fmt.Fprintln(e.stdout, version)
 	return nil
+}
+
+// repoHint adds the flag that fixes a training.ErrRepo error (a history of several
+// repositories and no --repo, or a --repo the history lacks; the error lists the
+// history's repositories) to err.
+func repoHint(err error) error {
+	if errors.Is(err, training.ErrRepo) {
+		return fmt.Errorf("%w: pass --repo NAME", err)
+	}
+	return err
 }
 
 // trainAndPublish is the job of train and of every scheduled run: train one repository
@@ -187,6 +198,14 @@ func printStages(e *env, res *training.Result, publish, total time.Duration) {
 		e.log.Info("trained", "repo", res.Repo, "from", res.Window.From, "to", res.Window.To, "holdout_from", res.Cut,
 			"rows", res.Rows, "train_rows", res.TrainRows, "warnings", res.Warnings, "notes", res.Notes,
 			slog.Group("seconds", stages...), slog.Group("holdout", metrics...))
+		for _, c := range res.Holdout.Challengers() {
+			level := slog.LevelInfo
+			if c.WorseThanBaseline() {
+				level = slog.LevelWarn
+			}
+			e.log.Log(context.Background(), level, "challenger", "section", c.Section, "model", c.Model,
+				c.Metric, c.Loss, "skill", c.Skill, "best_baseline", c.Baseline, "worse_than_baseline", c.WorseThanBaseline())
+		}
 		return
 	}
 	var b strings.Builder
@@ -228,5 +247,22 @@ func printStages(e *env, res *training.Result, publish, total time.Duration) {
 	fmt.Fprintf(&b, "  holdout: success auc %.4f log loss %.4f; conflict auc %.4f log loss %.4f; buildtime mape %.2f%% nll %.4f crps %.2f\n",
 		m("success.auc"), m("success.log_loss"), m("conflict.auc"), m("conflict.log_loss"),
 		m("buildtime.mape"), m("buildtime.nll"), m("buildtime.crps"))
+	writeChallengers(&b, res.Holdout.Challengers())
 	fmt.Fprint(e.stderr, b.String())
+}
+
+// writeChallengers writes each challenger's holdout loss and skill over the section's
+// best baseline, and a WARNING for every challenger worse than that baseline: it is
+// published all the same (a challenger serves only the traffic routed to it), so the
+// summary is where its author learns not to route to it.
+func writeChallengers(b *strings.Builder, cs []training.ChallengerScore) {
+	for _, c := range cs {
+		fmt.Fprintf(b, "  challenger %s of %s: holdout %s %.4f, skill %.4f over %s\n", c.Model, c.Section, c.Metric, c.Loss, c.Skill, c.Baseline)
+	}
+	for _, c := range cs {
+		if c.WorseThanBaseline() {
+			fmt.Fprintf(b, "WARNING: challenger %s of %s is worse than the best baseline %s (holdout %s %.4f against %.4f, skill %.4f); it is published, but do not route traffic to it (registry set-challenger)\n",
+				c.Model, c.Section, c.Baseline, c.Metric, c.Loss, c.BaselineLoss, c.Skill)
+		}
+	}
 }

@@ -60,7 +60,8 @@ func (o Options) FromBundle(b *registry.Bundle, role registry.Role) (*server.Mod
 
 // FromBundleChallengers is FromBundle with the bundle's own challenger models named in
 // challengers (ParseChallengerModels) serving their sections in place of the champions:
-// modelset.ChallengerGBMSuccess the success section, modelset.ChallengerNGBoostNormal or
+// modelset.ChallengerGBMSuccess the success section, modelset.ChallengerGBMConflict the
+// conflict (P-conf) section, modelset.ChallengerNGBoostNormal or
 // modelset.ChallengerNGBoostLogNormal (whichever is not the champion) the build-time
 // section. The other sections are served as by FromBundle. A
 // bundle trained without a named challenger is refused, naming it.
@@ -91,7 +92,8 @@ func (o Options) ChallengerLoader(reg *registry.Registry, repo string, challenge
 }
 
 // ParseChallengerModels splits a comma-separated list of challenger model names
-// (modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostNormal beside a LogNormal
+// (modelset.ChallengerGBMSuccess, modelset.ChallengerGBMConflict,
+// modelset.ChallengerNGBoostNormal beside a LogNormal
 // build-time champion, modelset.ChallengerNGBoostLogNormal beside a Normal one), as predictd's
 // --challenger-models gives it, dropping repeats. An unknown name is an error naming it.
 func ParseChallengerModels(s string) ([]string, error) {
@@ -101,10 +103,10 @@ func ParseChallengerModels(s string) ([]string, error) {
 		switch f {
 		case "":
 			continue
-		case modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostNormal, modelset.ChallengerNGBoostLogNormal:
+		case modelset.ChallengerGBMSuccess, modelset.ChallengerGBMConflict, modelset.ChallengerNGBoostNormal, modelset.ChallengerNGBoostLogNormal:
 		default:
-			return nil, fmt.Errorf("bundleload: challenger model %q is not %s, %s or %s", f,
-				modelset.ChallengerGBMSuccess, modelset.ChallengerNGBoostNormal, modelset.ChallengerNGBoostLogNormal)
+			return nil, fmt.Errorf("bundleload: challenger model %q is not %s, %s, %s or %s", f,
+				modelset.ChallengerGBMSuccess, modelset.ChallengerGBMConflict, modelset.ChallengerNGBoostNormal, modelset.ChallengerNGBoostLogNormal)
 		}
 		if !slices.Contains(out, f) {
 			out = append(out, f)
@@ -160,6 +162,12 @@ func (o Options) fromBundle(b *registry.Bundle, role registry.Role, challengers 
 					b.Dir, scoring.ErrNoModel, c, modelset.FileSuccessGBM, c)
 			}
 			success, names["success"] = ms.SuccessGBM, modelset.ModelGBM
+		case modelset.ChallengerGBMConflict:
+			if ms.ConflictGBM == nil {
+				return nil, fmt.Errorf("bundleload: %s: %w: no challenger model %s (%s; train with --challengers %s)",
+					b.Dir, scoring.ErrNoModel, c, modelset.FileConflictGBM, c)
+			}
+			conflict, names["conflict"] = ms.ConflictGBM, modelset.ModelGBM
 		case modelset.ChallengerNGBoostLogNormal, modelset.ChallengerNGBoostNormal:
 			ch := ms.BuildTimeChallenger
 			if ch == nil || ch.Name() != c {
