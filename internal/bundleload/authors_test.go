@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sqpredict/sqpredict/datasets/synth"
 	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/internal/bundleload"
 	"github.com/sqpredict/sqpredict/modelset"
@@ -27,15 +26,12 @@ import (
 // exactly what the bundle in clear predicts for every change of the history, authors
 // known, unknown and empty alike.
 func TestPseudonymisedBundle(t *testing.T) {
-	h, err := synth.Generate(context.Background(), synth.Config{Profile: "go", Days: 2, Seed: 4, ChangesPerHour: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := goHistory(t, 2, 6)
 	key, err := features.NewAuthorKey([]byte("the operator's 32-byte secret..."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	asOf := h.Changes[len(h.Changes)-1].SubmittedAt.Add(time.Hour)
+	asOf := lastSubmission(h).Add(time.Hour)
 	publish := func(k *features.AuthorKey) *registry.Bundle {
 		t.Helper()
 		res, err := training.Train(context.Background(), h, training.Config{AsOf: asOf, Window: training.Duration(30 * 24 * time.Hour),

@@ -115,15 +115,12 @@ func TestServedBaseline(t *testing.T) {
 // which publishes a bundle without a P-conf model, and checks that it is served: P-conf
 // questions are refused with ErrNoConflictModel, pairs get the stated prior.
 func TestNoConflictModel(t *testing.T) {
-	h, err := synth.Generate(context.Background(), synth.Config{Profile: "go", Days: 2, Seed: 4, ChangesPerHour: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := goHistory(t, 2, 6)
 	for i := range h.Changes {
 		h.Changes[i].AffectedTargets = nil
 	}
 	h.Pairs = nil
-	asOf := h.Changes[len(h.Changes)-1].SubmittedAt.Add(time.Hour)
+	asOf := lastSubmission(h).Add(time.Hour)
 	res, err := training.Train(context.Background(), h, training.Config{AsOf: asOf, Window: training.Duration(30 * 24 * time.Hour),
 		Seed: 1, ConflictPrior: 0.07, BaselineGate: training.BaselineGateOff, BuildTime: training.NGBoostParams{NEstimators: 30},
 		AllowMissingFeatures: true}) // the affected-target features are missing in every row, as in imports
@@ -185,11 +182,8 @@ func editManifest(t *testing.T, dir string, extra map[string]string) {
 // named) serves its Normal NGBoost; that a build-time baseline served in its place is
 // LogNormal too; and that a champion the bundle lacks or does not know is refused.
 func TestLogNormalChampion(t *testing.T) {
-	h, err := synth.Generate(context.Background(), synth.Config{Profile: "go", Days: 2, Seed: 4, ChangesPerHour: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	asOf := h.Changes[len(h.Changes)-1].SubmittedAt.Add(time.Hour)
+	h := goHistory(t, 2, 6)
+	asOf := lastSubmission(h).Add(time.Hour)
 	cfg := training.Config{AsOf: asOf, Window: training.Duration(30 * 24 * time.Hour),
 		Seed: 1, BaselineGate: training.BaselineGateOff, BuildTime: training.NGBoostParams{NEstimators: 20}}
 	publish := func(challengers ...string) *registry.Bundle {
@@ -297,11 +291,8 @@ func (l *memLog) LogPredictions(recs []server.PredictionRecord) error {
 // gbm-success and ngboost-normal models as the challenger of the same version, which
 // answers the share of changes routed to it, or runs in shadow and is only logged.
 func TestChallengerModels(t *testing.T) {
-	h, err := synth.Generate(context.Background(), synth.Config{Profile: "go", Days: 2, Seed: 4, ChangesPerHour: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	asOf := h.Changes[len(h.Changes)-1].SubmittedAt.Add(time.Hour)
+	h := goHistory(t, 2, 6)
+	asOf := lastSubmission(h).Add(time.Hour)
 	res, err := training.Train(context.Background(), h, training.Config{AsOf: asOf, Window: training.Duration(30 * 24 * time.Hour),
 		Seed: 1, BaselineGate: training.BaselineGateOff, BuildTime: training.NGBoostParams{NEstimators: 20},
 		Challengers: []string{training.ChallengerGBMSuccess, training.ChallengerNGBoostNormal}})
@@ -417,3 +408,17 @@ func mustLoad(t *testing.T, reg *registry.Registry, repo, version string) *regis
 	}
 	return b
 }
+
+// goHistory generates the synthetic go-profile history of the training tests: days days
+// at perHour changes an hour, seed 4.
+func goHistory(t *testing.T, days float64, perHour float64) *datasets.History {
+	t.Helper()
+	h, err := synth.Generate(context.Background(), synth.Config{Profile: "go", Days: days, Seed: 4, ChangesPerHour: perHour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// lastSubmission returns the submission time of h's last change.
+func lastSubmission(h *datasets.History) time.Time { return h.Changes[len(h.Changes)-1].SubmittedAt }

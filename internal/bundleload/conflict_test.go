@@ -9,7 +9,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/sqpredict/sqpredict/datasets/synth"
 	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/internal/bundleload"
 	"github.com/sqpredict/sqpredict/modelset"
@@ -23,11 +22,8 @@ import (
 // bundle's conflict GBM, the other sections keep the champions, and a bundle trained
 // without it is refused naming the file.
 func TestConflictChallenger(t *testing.T) {
-	h, err := synth.Generate(context.Background(), synth.Config{Profile: "go", Days: 4, Seed: 4, ChangesPerHour: 12})
-	if err != nil {
-		t.Fatal(err)
-	}
-	asOf := h.Changes[len(h.Changes)-1].SubmittedAt.Add(time.Hour)
+	h := goHistory(t, 4, 12)
+	asOf := lastSubmission(h).Add(time.Hour)
 	cfg := training.Config{AsOf: asOf, Window: training.Duration(30 * 24 * time.Hour),
 		Seed: 1, BaselineGate: training.BaselineGateOff, BuildTime: training.NGBoostParams{NEstimators: 20},
 		Challengers: []string{training.ChallengerGBMConflict}, Gates: map[string]training.Gate{}}
