@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/floats/scalar"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -174,25 +173,7 @@ func TestMissingValuesMatchLightGBM(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := m.PredictRaw(nil, c.x)
-			want := readFloatLines(t, filepath.Join("testdata", "miss_"+c.name+"_raw.txt"))
-			if len(want) != len(got) {
-				t.Fatalf("%d LightGBM predictions for %d rows", len(want), len(got))
-			}
-			bad, worst := 0, 0.0
-			for i := range want {
-				worst = max(worst, math.Abs(got[i]-want[i]))
-				if !scalar.EqualWithinAbsOrRel(got[i], want[i], lgbMatchTol, lgbMatchTol) {
-					if bad < 3 {
-						t.Errorf("row %d: raw score %.17g, LightGBM %.17g", i, got[i], want[i])
-					}
-					bad++
-				}
-			}
-			if bad > 0 {
-				t.Fatalf("%d of %d rows differ from LightGBM (largest difference %g)", bad, len(want), worst)
-			}
-			t.Logf("largest difference from LightGBM %g", worst)
+			checkRawAgainstLightGBM(t, m.PredictRaw(nil, c.x), filepath.Join("testdata", "miss_"+c.name+"_raw.txt"), lgbMatchTol)
 		})
 	}
 }
