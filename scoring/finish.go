@@ -364,13 +364,3 @@ func changeFinishBefore(ci, cj Change) float64 {
 	}
 	return FinishBeforeProbOf(ci.Arrival, buildTimeOf(ci), cj.Arrival, buildTimeOf(cj))
 }
-
-// changeFinishZ returns the Z whose Phi is P(FT_j < FT_i): FinishZ for two Normal build
-// times, Phi⁻¹(changeFinishBefore) otherwise, so that the search's thresholds on Z
-// (Phi⁻¹ of the BLRD threshold) apply to every family.
-func changeFinishZ(ci, cj Change) float64 {
-	if ci.BuildFamily == BuildNormal && cj.BuildFamily == BuildNormal {
-		return FinishZ(ci.Arrival, ci.BuildMu, ci.BuildSigma, cj.Arrival, cj.BuildMu, cj.BuildSigma)
-	}
-	return normalQuantile(changeFinishBefore(ci, cj))
-}

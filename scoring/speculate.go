@@ -971,7 +971,7 @@ func (s *search) abortRest() error {
 			for _, k := range bd.Path {
 				inPath[k] = true
 			}
-			_, ok := pathKey(s.g.row(j), s.state, inPath)
+			key, ok := pathKey(s.g.row(j), s.state, inPath)
 			if ok {
 				t := s.initTree(j)
 				s.exactTree(j, t)
@@ -986,7 +986,7 @@ func (s *search) abortRest() error {
 				nd.Action, nd.Build = Abort, b
 				// Only the first running build of a node may be kept: the others
 				// duplicate it, and a node with a finished build needs none.
-				if key, _ := pathKey(s.g.row(j), s.state, inPath); t.own[key] == int32(b) && nd.PNeeded > 0 {
+				if t.own[key] == int32(b) && nd.PNeeded > 0 {
 					if s.keepable == nil {
 						s.keepable = make(map[int]bool)
 					}

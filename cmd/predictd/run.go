@@ -91,11 +91,8 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 		log.Info("author key loaded: bundles with pseudonymised authors are served", "author_key_id", key.ID())
 	}
 	lo := bundleload.Options{AuthorKey: key}
-	reloader := &server.Reloader{Models: models, Load: lo.Loader(reg, repo), Metrics: metrics, Log: log, OnChampion: ready}
-	if len(cfg.challengerModels) > 0 {
-		reloader.Load = lo.ChallengerLoader(reg, repo, cfg.challengerModels)
-		reloader.ChallengerFollowsChampion = true
-	}
+	reloader := &server.Reloader{Models: models, Load: lo.ChallengerLoader(reg, repo, cfg.challengerModels),
+		ChallengerFollowsChampion: len(cfg.challengerModels) > 0, Metrics: metrics, Log: log, OnChampion: ready}
 
 	var predLog *server.RotatingLog
 	if cfg.predictionLog != "" {

@@ -34,13 +34,7 @@ func Loader(reg *registry.Registry, repo string) server.LoadFunc { return Option
 
 // Loader is the package's Loader with the options o.
 func (o Options) Loader(reg *registry.Registry, repo string) server.LoadFunc {
-	return func(role registry.Role, version string) (*server.Model, error) {
-		b, err := reg.Load(repo, version, modelset.SchemaHash())
-		if err != nil {
-			return nil, err
-		}
-		return o.fromBundle(b, role, nil)
-	}
+	return o.ChallengerLoader(reg, repo, nil)
 }
 
 // FromBundle builds the server model of the verified bundle b. A section the manifest
