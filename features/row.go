@@ -298,14 +298,7 @@ func writePair(d []float64, o int, a, b *datasets.Change, z pairSizes) int {
 	inter := z.inter
 	d[0] = inter
 	d[1] = ratio(inter, z.nAhead+z.nBehind-inter)
-	same := nan
-	if a.Author != "" && b.Author != "" {
-		same = 0
-		if a.Author == b.Author {
-			same = 1
-		}
-	}
-	d[2] = same
+	d[2] = sameKnown(a.Author, b.Author)
 	gap := nan
 	if !a.SubmittedAt.IsZero() && !b.SubmittedAt.IsZero() {
 		gap = b.SubmittedAt.Sub(a.SubmittedAt).Seconds()
@@ -316,15 +309,20 @@ func writePair(d []float64, o int, a, b *datasets.Change, z pairSizes) int {
 	d[6] = ratio(inter, math.Min(z.nAhead, z.nBehind))
 	d[7] = ratio(inter, z.nAhead)
 	d[8] = ratio(inter, z.nBehind)
-	area := nan
-	if z.areaAhead != "" && z.areaBehind != "" {
-		area = 0
-		if z.areaAhead == z.areaBehind {
-			area = 1
-		}
-	}
-	d[9] = area
+	d[9] = sameKnown(z.areaAhead, z.areaBehind)
 	return o + nPair
+}
+
+// sameKnown returns 1 when a and b are equal, 0 when they differ, and NaN when either
+// is unknown (empty).
+func sameKnown(a, b string) float64 {
+	switch {
+	case a == "" || b == "":
+		return nan
+	case a == b:
+		return 1
+	}
+	return 0
 }
 
 // ratio returns num/den, NaN unless den > 0 (NaN operands give NaN).

@@ -27,10 +27,6 @@ const RecentBuilds = 100
 // BaselineVersion is the format version of a baseline's JSON file.
 const BaselineVersion = modelset.BaselineVersion
 
-// minDuration is the duration, in seconds, that zero durations are clipped to before
-// their logarithm is taken: a build that took no recorded time took at most a second.
-const minDuration = 1
-
 // minLogSigma bounds the log-scale deviation of the build-time baselines from below.
 const minLogSigma = modelset.MinLogSigma
 
@@ -111,14 +107,14 @@ func FitBaseline(name string, t *features.Table) (*Baseline, error) {
 		lo := max(0, t.NRows()-RecentBuilds)
 		logs := make([]float64, 0, t.NRows()-lo)
 		for _, y := range t.Y[lo:] {
-			logs = append(logs, math.Log(max(y, minDuration)))
+			logs = append(logs, math.Log(max(y, MinDuration)))
 		}
 		p.Mu, p.Sigma = meanSD(logs)
 		if name == BaselineZuulMean10 {
 			var rel []float64
 			for r, y := range t.Y {
 				if est := math.Expm1(t.Row(r)[col]); est > 0 {
-					rel = append(rel, math.Log(max(y, minDuration))-math.Log(est))
+					rel = append(rel, math.Log(max(y, MinDuration))-math.Log(est))
 				}
 			}
 			_, p.RelSigma = meanSD(rel)

@@ -92,11 +92,7 @@ func Evaluate(ctx context.Context, m *Models, h *datasets.History, opt EvalOptio
 		return nil, err
 	}
 	sub := fmt.Sprintf("%s: %d success, %d conflict, %d build-time rows", repo, t.success.NRows(), t.conflict.NRows(), t.buildtime.NRows())
-	e, err := evaluate(t, m.Predict(t.success, t.conflict, t.buildtime), "sqpredict evaluation", sub)
-	if err == nil {
-		e.Selected = selectedParams(m) // the models' hyper-parameters chosen on validation (select.go)
-	}
-	return e, err
+	return evaluateModels(t, m, "sqpredict evaluation", sub)
 }
 
 // Comparison is the paired comparison of the champion models of two bundles, A and B, on

@@ -205,3 +205,16 @@ func selectedParams(m *Models) map[string]float64 {
 
 // paramMetrics are the last parts of the metric keys selectedParams writes.
 var paramMetrics = []string{"c", "clip", "num_leaves", "min_data_in_leaf", "learning_rate", "num_iterations"}
+
+// evaluateModels evaluates the predictions of m on the tables t (evaluate) and records
+// the hyper-parameters m's models chose on validation (selectedParams), so that every
+// evaluation of a model set, re-evaluations after a dropped challenger included,
+// reports them.
+func evaluateModels(t tables, m *Models, title, sub string) (*Evaluation, error) {
+	e, err := evaluate(t, m.Predict(t.success, t.conflict, t.buildtime), title, sub)
+	if err != nil {
+		return nil, err
+	}
+	e.Selected = selectedParams(m)
+	return e, nil
+}

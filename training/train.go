@@ -503,10 +503,9 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	sub := fmt.Sprintf("window %s to %s; holdout from %s (%d success, %d conflict, %d build-time rows)",
 		from.Format(time.RFC3339), to.Format(time.RFC3339), res.Cut.Format(time.RFC3339),
 		hold.success.NRows(), hold.conflict.NRows(), hold.buildtime.NRows())
-	if res.Holdout, err = evaluate(hold, res.HoldoutModels.Predict(hold.success, hold.conflict, hold.buildtime), title, sub); err != nil {
+	if res.Holdout, err = evaluateModels(hold, res.HoldoutModels, title, sub); err != nil {
 		return nil, err
 	}
-	res.Holdout.Selected = selectedParams(res.HoldoutModels) // hyper-parameters chosen on validation (select.go)
 	st.done("evaluate")
 
 	if res.Models, err = fitAll(ctx, all, &cfg, func(name string) { st.done("refit " + modelName(name)) }); err != nil {
@@ -528,7 +527,7 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	}
 	if len(dropped) > 0 {
 		dropFiles(res.HoldoutModels, dropped, res.Models.LeftOut)
-		if res.Holdout, err = evaluate(hold, res.HoldoutModels.Predict(hold.success, hold.conflict, hold.buildtime), title, sub); err != nil {
+		if res.Holdout, err = evaluateModels(hold, res.HoldoutModels, title, sub); err != nil {
 			return nil, err
 		}
 	}

@@ -275,7 +275,6 @@ func featureNames(tb *columnar.Table, cols, categorical []string) ([]string, err
 	return names, nil
 }
 
-// columnList lists the first names of a header for an error message.
 // hint returns " (did you mean X?)" when a column of header is a likely misspelling of
 // name (datasets.ClosestColumn), else "".
 func hint(name string, header []string) string {
@@ -285,6 +284,7 @@ func hint(name string, header []string) string {
 	return ""
 }
 
+// columnList lists the first names of a header for an error message.
 func columnList(header []string) string {
 	const show = 12
 	s := "columns: " + strings.Join(header[:min(len(header), show)], ", ")
