@@ -233,7 +233,20 @@ func (s *scanner) record(rec arrow.RecordBatch, start int) error {
 	return s.batch(b)
 }
 
-func (s *scanner) scanArrow(ctx context.Context) error {
+// scanArrow reads an Arrow IPC file. The file's frame (magic bytes at both ends, a
+// footer that fits) is checked before the file is read, so garbage is refused without
+// reading it; arrow-go's IPC reader panics on some damaged footers (found by
+// FuzzReadHistoryBinary), and such a panic becomes an error naming the file; every
+// column's buffers are validated (offsets, UTF-8) before a value is read.
+func (s *scanner) scanArrow(ctx context.Context) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("datasets: reading %s: %w: corrupt Arrow file (%v)", s.path, ErrInvalidValue, p)
+		}
+	}()
+	if err := checkArrowFrame(s.path); err != nil {
+		return err
+	}
 	// One read of the whole file, then record batches that point into it: cheaper
 	// than a read and a copy per buffer.
 	data, err := os.ReadFile(s.path)
@@ -281,7 +294,17 @@ func (s *scanner) scanArrow(ctx context.Context) error {
 	return nil
 }
 
-func (s *scanner) scanParquet(ctx context.Context) error {
+// scanParquet reads a Parquet file record by record. arrow-go's Parquet reader panics
+// on some corrupt files (a dictionary page without its header, found by
+// FuzzReadHistoryBinary), so the columns are decoded on this goroutine (Parallel off: a
+// panic on one of the reader's own goroutines could not be recovered) and a panic
+// becomes an error naming the file, as any other damage does.
+func (s *scanner) scanParquet(ctx context.Context) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("datasets: reading %s: %w: corrupt Parquet file (%v)", s.path, ErrInvalidValue, p)
+		}
+	}()
 	fh, err := os.Open(s.path)
 	if err != nil {
 		return fmt.Errorf("datasets: %w", err)
@@ -292,7 +315,7 @@ func (s *scanner) scanParquet(ctx context.Context) error {
 		return fmt.Errorf("datasets: reading %s: %w", s.path, err)
 	}
 	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: batchRows, Parallel: true, PreAllocBinaryData: true}, s.mem)
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: batchRows, PreAllocBinaryData: true}, s.mem)
 	if err != nil {
 		return fmt.Errorf("datasets: reading %s: %w", s.path, err)
 	}
@@ -439,6 +462,9 @@ func typeError(a arrow.Array, k kind) error {
 }
 
 func (c *arrowCells) prepare(k kind) error {
+	if err := validateArray(c.arr); err != nil {
+		return err
+	}
 	switch k {
 	case kFloat:
 		c.num = numGetter(c.arr)
