@@ -200,3 +200,17 @@ func TestBatchAutoSize(t *testing.T) {
 		t.Errorf("with P-conf 0.5: first batch of %d, want 1", got)
 	}
 }
+
+// TestBatchInfraFailures: a batch that fails for an infrastructure reason is built again,
+// so with every change good the builds with a result are still one per batch.
+func TestBatchInfraFailures(t *testing.T) {
+	w := handWorld(16, nil, nil)
+	w.Flaky = 0.3
+	_, m := runBatch(t, w, 4, "truth", 2)
+	if m.InfraShare == 0 {
+		t.Fatal("no infrastructure failure: the test proves nothing")
+	}
+	if got := float64(m.Builds) * (1 - m.InfraShare); math.Abs(got-4) > exactRatio*float64(m.Builds) {
+		t.Errorf("%v builds with a result (%d builds, infra share %v), want 4", got, m.Builds, m.InfraShare)
+	}
+}
