@@ -18,13 +18,13 @@ const DefaultBatchSize = 4
 // from the P-succ of the changes waiting (NewBatchAuto).
 const BatchAuto = -1
 
-// Batch is the strategy of merge queues that batch (bors, GitHub's merge queue) on
+// Batch is the strategy of merge queues that batch and bisect (bors, for one) on
 // the conflict graph: a batch of up to b waiting changes is built as one build on the
 // current mainline, each change on the path of the changes of the batch ahead of it.
 // If the build succeeds, every change of the batch lands. If it fails, the batch is
 // bisected: its first half is built on the mainline, then its second half on top of
 // whatever of the first half landed, each half that fails being split again, until
-// every failing change is built alone and rejected. A second half whose first half
+// every failing change is isolated and rejected. A second half whose first half
 // all landed is the failed build over again (the same changes on the same mainline),
 // so it is split without being built, and a single change in that position is
 // rejected on the failed build. Conflicting changes of one batch are no different: the
@@ -36,7 +36,7 @@ const BatchAuto = -1
 // single (bors without batches) waits for a conflicting change ahead, and batches of
 // unrelated changes run side by side, one worker each. A batch starts as soon as a
 // worker is free, with the changes waiting then (fewer than b if fewer wait), so
-// batches fill up when the queue is busy. With b = 1 the strategy is single.
+// batches fill up when the queue is busy. With b = 1 it runs the builds single runs.
 type Batch struct {
 	// size is the fixed batch size, or 0 when probs chooses it.
 	size int

@@ -64,7 +64,7 @@
 // expected keep a running build unless a new node is more than Setting.KeepMargin times
 // as likely to be needed (scoring.Config.KeepMargin; trainer replay --keep-margin,
 // default 4): an aborted build's work is lost. batch is a merge queue that batches
-// (bors, GitHub's merge queue) on the conflict graph: up to b waiting changes, none
+// and bisects (bors, for one) on the conflict graph: up to b waiting changes, none
 // waiting for a conflicting change outside the batch, are built as one build on the
 // current mainline (queue.Actions.Batches: one worker, the longest of the changes'
 // build times, a failure that names no change), land together when it succeeds and are
