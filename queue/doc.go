@@ -23,12 +23,20 @@
 // An infrastructure failure says nothing about the change: its build is shown to no one
 // and the strategy builds again.
 //
+// A strategy may also start a batch (Actions.Batches): one build, on one worker, of
+// several changes together, each on its own path, as merge queues that batch do. The
+// engine keeps one build per change of the batch (so that paths, contradictions and
+// the invariant work change by change) and counts them as one build in the metrics.
+// The batch succeeds only if every change's build would, and a failed batch does not
+// say which change failed.
+//
 // # The green mainline invariant
 //
 // Every decision is checked against the truth before it is applied: the change's true
 // path is the set of changes of its Ahead that truly land, and a finished build of the
 // change whose content is exactly that path must exist, with a result that agrees with
-// the decision (succeeded for land, failed for reject). A violation stops the run with
+// the decision (succeeded for land, failed for reject); a failed batch speaks for one of
+// its changes only once every other change of it has landed. A violation stops the run with
 // an *InvariantError naming the change. Since a build's result comes from the truth,
 // the invariant also guarantees that every landed change truly lands.
 //

@@ -189,12 +189,19 @@ func (e *engine) hasPendingAhead(i int) bool {
 }
 
 func (e *engine) finish(id int) {
-	b := &e.builds[id]
-	if b.Status != Running {
+	if e.builds[id].Status != Running {
 		return // aborted before
 	}
-	b.End = e.now
 	e.free++
+	for m := id; m < id+e.builds[id].BatchSize; m++ {
+		e.finishMember(m)
+	}
+}
+
+// finishMember ends build id, one change's part of a batch that just finished.
+func (e *engine) finishMember(id int) {
+	b := &e.builds[id]
+	b.End = e.now
 	switch {
 	case b.draw.Infra:
 		b.Status = InfraFailed
@@ -218,15 +225,19 @@ func (e *engine) unlive(i, id int) {
 	}
 }
 
+// abort stops build id and the rest of its batch.
 func (e *engine) abort(id int) {
-	b := &e.builds[id]
-	if b.Status != Running {
+	if e.builds[id].Status != Running {
 		return
 	}
-	b.Status, b.End = Aborted, e.now
 	e.free++
-	e.recs[b.Change].Aborted++
-	e.unlive(b.Change, id)
+	lead := e.builds[id].Batch
+	for m := lead; m < lead+e.builds[lead].BatchSize; m++ {
+		b := &e.builds[m]
+		b.Status, b.End = Aborted, e.now
+		e.recs[b.Change].Aborted++
+		e.unlive(b.Change, m)
+	}
 }
 
 func (e *engine) compactPending() {
@@ -251,7 +262,12 @@ func (e *engine) apply(a Actions) error {
 		e.abort(id)
 	}
 	for _, s := range a.Start {
-		if err := e.start(s); err != nil {
+		if err := e.start([]Start{s}); err != nil {
+			return err
+		}
+	}
+	for _, bt := range a.Batches {
+		if err := e.start(bt); err != nil {
 			return err
 		}
 	}
@@ -281,13 +297,13 @@ func (e *engine) decide(d Decision) error {
 	deciding := -1
 	for _, id := range e.live[i] {
 		b := &e.builds[id]
-		if b.Status != Running && slices.Equal(b.Content, e.scratch) {
+		if b.Status != Running && slices.Equal(b.Content, e.scratch) && e.proves(id) {
 			deciding = id
 			break
 		}
 	}
 	if deciding < 0 {
-		return fail(fmt.Sprintf("no finished build on the true path %v", e.scratch))
+		return fail(fmt.Sprintf("no finished build on the true path %v that speaks for it alone", e.scratch))
 	}
 	if ok := e.builds[deciding].Status == Succeeded; ok != d.Land {
 		return fail(fmt.Sprintf("its build %d on the true path %v %s", deciding, e.scratch, e.builds[deciding].Status))
@@ -331,21 +347,76 @@ func (e *engine) decide(d Decision) error {
 	return nil
 }
 
-// start starts a build.
-func (e *engine) start(s Start) error {
-	i := s.Change
-	if i < 0 || i >= len(e.state) || e.state[i] != statePending {
-		return fmt.Errorf("queue: build of change %d, which is not pending", i)
+// proves reports whether finished build id speaks for its change alone: a build started
+// alone, a succeeded batch (every change of it succeeded on its content), or a failed
+// batch every other change of which has landed (the failure is its change's).
+func (e *engine) proves(id int) bool {
+	b := &e.builds[id]
+	if b.BatchSize == 1 || b.Status == Succeeded {
+		return true
+	}
+	for m := b.Batch; m < b.Batch+b.BatchSize; m++ {
+		if m != id && e.state[e.builds[m].Change] != stateLanded {
+			return false
+		}
+	}
+	return true
+}
+
+// start starts one build of the changes of ss together (a batch; see Build.Batch).
+func (e *engine) start(ss []Start) error {
+	if len(ss) == 0 {
+		return fmt.Errorf("queue: empty batch")
 	}
 	if e.free < 1 {
-		return fmt.Errorf("queue: build of change %d with no free worker", i)
+		return fmt.Errorf("queue: build of change %d with no free worker", ss[0].Change)
+	}
+	lead := len(e.builds)
+	var d Draw
+	for t, s := range ss {
+		for _, o := range ss[:t] {
+			if o.Change == s.Change {
+				return fmt.Errorf("queue: batch holds change %d twice", s.Change)
+			}
+		}
+		content, md, err := e.member(s)
+		if err != nil {
+			return err
+		}
+		switch {
+		case t == 0:
+			d = md
+		case !d.Infra:
+			d.Succeeds = d.Succeeds && md.Succeeds
+			d.Duration = max(d.Duration, md.Duration)
+		}
+		e.builds = append(e.builds, Build{Change: s.Change, Content: content, Height: len(s.Path), Start: e.now, Status: Running, Batch: lead, BatchSize: len(ss)})
+	}
+	for id := lead; id < len(e.builds); id++ {
+		b := &e.builds[id]
+		b.draw = d
+		e.live[b.Change] = append(e.live[b.Change], id)
+		e.recs[b.Change].Builds++
+	}
+	e.free--
+	e.seq++
+	heap.Push(&e.events, finish{t: e.now + d.Duration, seq: e.seq, id: lead})
+	return nil
+}
+
+// member checks s, one change of a build, and returns the content of its build and the
+// truth's draw for it.
+func (e *engine) member(s Start) ([]int, Draw, error) {
+	i := s.Change
+	if i < 0 || i >= len(e.state) || e.state[i] != statePending {
+		return nil, Draw{}, fmt.Errorf("queue: build of change %d, which is not pending", i)
 	}
 	ahead := e.tr.Changes[i].Ahead
 	path := slices.Clone(s.Path)
 	slices.Sort(path)
 	for t, k := range path {
 		if _, in := slices.BinarySearch(ahead, k); !in || e.state[k] != statePending || t > 0 && path[t-1] == k {
-			return fmt.Errorf("queue: build of change %d on path %v: %d is not a distinct pending change of its ahead list", i, s.Path, k)
+			return nil, Draw{}, fmt.Errorf("queue: build of change %d on path %v: %d is not a distinct pending change of its ahead list", i, s.Path, k)
 		}
 	}
 	var content []int
@@ -359,16 +430,9 @@ func (e *engine) start(s Start) error {
 	attempt := e.attempts[contentKey(i, content)]
 	d := e.truth.Build(i, content, len(path), attempt)
 	if !(d.Duration > 0) {
-		return fmt.Errorf("queue: truth gave build of change %d a duration of %v", i, d.Duration)
+		return nil, Draw{}, fmt.Errorf("queue: truth gave build of change %d a duration of %v", i, d.Duration)
 	}
-	id := len(e.builds)
-	e.builds = append(e.builds, Build{Change: i, Content: content, Height: len(path), Start: e.now, Status: Running, draw: d})
-	e.live[i] = append(e.live[i], id)
-	e.recs[i].Builds++
-	e.free--
-	e.seq++
-	heap.Push(&e.events, finish{t: e.now + d.Duration, seq: e.seq, id: id})
-	return nil
+	return content, d, nil
 }
 
 // contentKey identifies the content of a build of change i, for counting attempts.

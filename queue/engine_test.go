@@ -172,6 +172,25 @@ func TestInvariantCatchesWrongDecision(t *testing.T) {
 			want: 1,
 		},
 		{
+			// The batch of c0 and c1 (on {c0}) fails because c1 conflicts with c0:
+			// it says nothing of c0 ...
+			name: "good change of a failed batch",
+			at: map[float64][]Actions{
+				10:  {{Batches: [][]Start{{{Change: 0}, {Change: 1, Path: []int{0}}}}}},
+				110: {{Decisions: []Decision{{Change: 0}}}},
+			},
+			want: 0,
+		},
+		{
+			// ... nor of c1 while c0 is pending.
+			name: "failed batch before the rest landed",
+			at: map[float64][]Actions{
+				10:  {{Batches: [][]Start{{{Change: 0}, {Change: 1, Path: []int{0}}}}}},
+				110: {{Decisions: []Decision{{Change: 1}}}},
+			},
+			want: 1,
+		},
+		{
 			// c2 rejected while its build is still running.
 			name: "no finished build",
 			at: map[float64][]Actions{
@@ -264,6 +283,9 @@ func TestBadInput(t *testing.T) {
 		{"arrivals out of order", &Traffic{Changes: []Change{{Arrival: 5}, {Arrival: 1}}}, Config{Workers: 1}, &serial{tt}},
 		{"edge behind", &Traffic{Changes: []Change{{Arrival: 0, Ahead: []int{0}}}}, Config{Workers: 1}, &serial{tt}},
 		{"too many starts", tr, Config{Workers: 1}, &script{at: map[float64][]Actions{0: {{Start: []Start{{Change: 0}, {Change: 0}}}}}}},
+		{"batch without a worker", tr, Config{Workers: 1}, &script{at: map[float64][]Actions{0: {{Start: []Start{{Change: 0}}, Batches: [][]Start{{{Change: 0}}}}}}}},
+		{"change twice in a batch", tr, Config{Workers: 1}, &script{at: map[float64][]Actions{0: {{Batches: [][]Start{{{Change: 0}, {Change: 0}}}}}}}},
+		{"empty batch", tr, Config{Workers: 1}, &script{at: map[float64][]Actions{0: {{Batches: [][]Start{{}}}}}}},
 		{"path not ahead", tr, Config{Workers: 3}, &script{at: map[float64][]Actions{0: {{Start: []Start{{Change: 0, Path: []int{0}}}}}}}},
 		{"stall", tr, Config{Workers: 3}, &script{}},
 	}
@@ -285,5 +307,82 @@ func TestQuantile(t *testing.T) {
 	}
 	if !math.IsNaN(Quantile(nil, 0.5)) {
 		t.Error("empty sample")
+	}
+}
+
+// TestBatchByHand builds c0 and c1 (on {c0}) as one batch, which fails because c1
+// conflicts with c0, then c0 and c2 as one batch, which succeeds: it proves both, and
+// once c0 has landed the failed batch proves c1 failing on its true path.
+func TestBatchByHand(t *testing.T) {
+	tr, tt := threeChanges()
+	st := &script{at: map[float64][]Actions{
+		// The batch lasts max(100, 50) s.
+		10:  {{Batches: [][]Start{{{Change: 0}, {Change: 1, Path: []int{0}}}}}},
+		110: {{Batches: [][]Start{{{Change: 0}, {Change: 2}}}}},
+		210: {
+			{Decisions: []Decision{{Change: 0, Land: true}, {Change: 2, Land: true}}},
+			{Decisions: []Decision{{Change: 1}}},
+		},
+	}}
+	res, err := Run(context.Background(), tr, tt, st, Config{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := res.Builds
+	if len(b) != 4 || b[1].Batch != 0 || b[0].BatchSize != 2 || b[3].Batch != 2 || b[3].BatchSize != 2 {
+		t.Fatalf("builds %+v", b)
+	}
+	if b[0].Status != Failed || b[1].Status != Failed || b[0].End != 110 || b[1].End != 110 {
+		t.Errorf("first batch %+v %+v, want both failed at 110", b[0], b[1])
+	}
+	if b[2].Status != Succeeded || b[3].Status != Succeeded || b[3].End != 210 {
+		t.Errorf("second batch %+v %+v, want both succeeded at 210", b[2], b[3])
+	}
+	for i, want := range []int{2, 1, 3} {
+		if d := res.Records[i].Deciding; d != want {
+			t.Errorf("c%d decided by build %d, want %d", i, d, want)
+		}
+	}
+	m := Summarize(res)
+	if m.Builds != 2 || res.Records[0].Builds != 2 || res.Records[1].Builds != 1 || res.Records[2].Builds != 1 {
+		t.Errorf("builds %d (records %+v), want 2", m.Builds, res.Records)
+	}
+	if got, want := m.CPUHours, 200/3600.0; math.Abs(got-want) > 1e-12 {
+		t.Errorf("cpu hours %v, want %v", got, want)
+	}
+}
+
+// TestAbortBatch aborts one change's part of a running batch: the whole batch stops and
+// its one worker is free again.
+func TestAbortBatch(t *testing.T) {
+	tr, tt := threeChanges()
+	st := &script{at: map[float64][]Actions{
+		10: {{Batches: [][]Start{{{Change: 0}, {Change: 1, Path: []int{0}}}}}},
+		// Aborting build 1 (c1's part) frees the only worker for c0 alone.
+		20: {{Abort: []int{1}, Start: []Start{{Change: 0}}}},
+		120: {
+			{Decisions: []Decision{{Change: 0, Land: true}}},
+			{Start: []Start{{Change: 1}}},
+		},
+		170: {
+			{Decisions: []Decision{{Change: 1}}},
+			{Start: []Start{{Change: 2}}},
+		},
+		220: {{Decisions: []Decision{{Change: 2, Land: true}}}},
+	}}
+	res, err := Run(context.Background(), tr, tt, st, Config{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := res.Builds; b[0].Status != Aborted || b[1].Status != Aborted || b[0].End != 20 {
+		t.Errorf("batch %+v %+v, want aborted at 20", b[0], b[1])
+	}
+	m := Summarize(res)
+	if m.Builds != 4 || m.AbortedShare != 0.25 || res.Records[0].Aborted != 1 || res.Records[1].Aborted != 1 {
+		t.Errorf("builds %d, aborted share %v, records %+v", m.Builds, m.AbortedShare, res.Records)
+	}
+	// The batch 10-20, then c0 100 s, c1 50 s and c2 50 s.
+	if got, want := m.CPUHours, 210/3600.0; math.Abs(got-want) > 1e-12 {
+		t.Errorf("cpu hours %v, want %v", got, want)
 	}
 }

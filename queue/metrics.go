@@ -12,14 +12,16 @@ type Metrics struct {
 	Changes  int `json:"changes"`
 	Landed   int `json:"landed"`
 	Rejected int `json:"rejected"`
-	// Builds counts every build started: aborted and infrastructure failures included.
+	// Builds counts every build started: aborted and infrastructure failures included;
+	// a batch (Build.Batch) is one build.
 	Builds int `json:"builds"`
 	// BuildsPerChange is Builds / Changes; BuildsPerLanded is Builds / Landed (paper
 	// 000 §X-A's builds-to-changes ratio is the first).
 	BuildsPerChange float64 `json:"builds_per_change"`
 	BuildsPerLanded float64 `json:"builds_per_landed"`
 	// CPUHours is the run time of every build, aborted ones included, in hours
-	// (paper 000 §X-B counts CPU hours; here one worker-hour is one hour).
+	// (paper 000 §X-B counts CPU hours; here one worker-hour is one hour; a batch
+	// occupies one worker).
 	CPUHours float64 `json:"cpu_hours"`
 	// AbortedShare is the share of builds aborted; InfraShare of builds that failed for
 	// infrastructure reasons.
@@ -76,9 +78,12 @@ func Summarize(r *Result) Metrics {
 			m.Bypassed++
 		}
 	}
-	m.Builds = len(r.Builds)
 	aborted, infra := 0, 0
-	for _, b := range r.Builds {
+	for id, b := range r.Builds {
+		if b.Batch != id {
+			continue // counted with the first build of its batch
+		}
+		m.Builds++
 		end := b.End
 		if b.Status == Running {
 			end = r.End

@@ -51,6 +51,17 @@ type Build struct {
 	Status BuildStatus
 	// Stale reports a finished build whose content a later decision contradicted.
 	Stale bool
+	// Batch is the id of the first build of the batch this build is part of, and
+	// BatchSize the number of its builds: one per change of the batch, with consecutive
+	// ids, sharing one worker, start, end and status. A build started alone is a batch
+	// of one (Batch its own id, BatchSize 1). A batch runs for as long as the longest
+	// of its changes' builds would, fails for an infrastructure reason when its first
+	// change's build would, and succeeds only when every change's build would: a failed
+	// batch does not say which change failed. So a succeeded batch proves each of its
+	// changes on its content, and a failed one proves a change failing only once every
+	// other change of the batch has landed on its content (see the package
+	// documentation).
+	Batch, BatchSize int
 
 	draw Draw
 }
@@ -83,7 +94,8 @@ type Result struct {
 	Traffic *Traffic
 	// Records holds one record per change, in traffic order.
 	Records []Record
-	// Builds holds every build in start order; ids index it.
+	// Builds holds every build in start order; ids index it. The builds of a batch
+	// (Build.Batch) are one build of the queue: Summarize counts them once.
 	Builds []Build
 	// End is the time of the last decision.
 	End float64

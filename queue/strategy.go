@@ -12,12 +12,16 @@ type Strategy interface {
 
 // Actions is what a strategy asks the engine to do at one instant. The engine applies
 // the decisions first (in order; each is checked against the truth), then the aborts,
-// then the starts.
+// then the starts, then the batches.
 type Actions struct {
 	Decisions []Decision
 	// Abort holds build ids to stop; ids of builds that no longer run are ignored.
 	Abort []int
 	Start []Start
+	// Batches holds batch builds to start: each is one build, on one worker, of the
+	// changes of its Starts together, as merge queues that batch build them (see
+	// Build.Batch for what it shows and what it proves).
+	Batches [][]Start
 }
 
 // Decision lands or rejects a pending change.

@@ -63,7 +63,15 @@
 // submission (the queue scoring sees names only pending changes). sq2019, sq2024 and
 // expected keep a running build unless a new node is more than Setting.KeepMargin times
 // as likely to be needed (scoring.Config.KeepMargin; trainer replay --keep-margin,
-// default 4): an aborted build's work is lost.
+// default 4): an aborted build's work is lost. batch is a merge queue that batches
+// and bisects (bors, for one) on the conflict graph: up to b waiting changes, none
+// waiting for a conflicting change outside the batch, are built as one build on the
+// current mainline (queue.Actions.Batches: one worker, the longest of the changes'
+// build times, a failure that names no change), land together when it succeeds and are
+// bisected when it fails (see Batch); b is fixed (Setting.BatchSize, trainer replay
+// --batch-size, default DefaultBatchSize) or chosen for each batch from the source's
+// P-succ and P-conf with scoring's two-phase batching cost (BatchAuto). Its builds per
+// change count a batch once.
 //
 // # Outputs
 //

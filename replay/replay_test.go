@@ -63,10 +63,11 @@ func TestEveryStrategyKeepsMainlineGreen(t *testing.T) {
 			t.Errorf("%s: %v builds with a result, want %v", name, got, want)
 		}
 	}
-	// The bypassing oracle is a lower bound on every strategy.
+	// The bypassing oracle is a lower bound on every strategy, and on the builds of every
+	// strategy but batch, which builds several changes in one build.
 	o := byName["oracle-bypass"]
 	for name, m := range byName {
-		if m.TurnaroundP50 < o.TurnaroundP50 || m.BuildsPerChange < o.BuildsPerChange-1e-9 {
+		if m.TurnaroundP50 < o.TurnaroundP50 || name != "batch" && m.BuildsPerChange < o.BuildsPerChange-1e-9 {
 			t.Errorf("%s beats oracle-bypass: p50 %v < %v or builds %v < %v", name, m.TurnaroundP50, o.TurnaroundP50, m.BuildsPerChange, o.BuildsPerChange)
 		}
 	}

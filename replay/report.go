@@ -148,7 +148,7 @@ func PlainNumber(x float64) string {
 
 // strategyPalette holds one colour per strategy of Strategies, in its order, so that a
 // strategy has the same colour in every figure and no two strategies share one
-// (plotutil's palette has seven colours for eight strategies). The colours are
+// (plotutil's palette has seven colours for nine strategies). The colours are
 // Tableau 10's.
 var strategyPalette = []color.Color{
 	color.RGBA{0x4e, 0x79, 0xa7, 0xff}, color.RGBA{0xf2, 0x8e, 0x2b, 0xff}, color.RGBA{0xe1, 0x57, 0x59, 0xff},

@@ -9,11 +9,12 @@ import (
 )
 
 // Strategies lists the strategy names NewStrategy accepts.
-var Strategies = []string{"oracle", "oracle-bypass", "single", "optimistic", "speculate-all", "sq2019", "sq2024", "expected"}
+var Strategies = []string{"oracle", "oracle-bypass", "single", "optimistic", "speculate-all", "sq2019", "sq2024", "expected", "batch"}
 
 // NewStrategy returns the strategy st.Strategy for world w with probabilities probs;
 // st.Threshold is the speculation threshold of sq2024 and expected (paper 000 §VIII;
-// sq2019 has none) and st.KeepMargin the keep margin of sq2019, sq2024 and expected.
+// sq2019 has none), st.KeepMargin the keep margin of sq2019, sq2024 and expected, and
+// st.BatchSize the batch size of batch.
 func NewStrategy(w *World, probs Probs, st Setting) (queue.Strategy, error) {
 	name, threshold := st.Strategy, st.Threshold
 	switch name {
@@ -34,6 +35,17 @@ func NewStrategy(w *World, probs Probs, st Setting) (queue.Strategy, error) {
 		return NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicySQ2024, SpeculationThreshold: threshold, KeepMargin: st.KeepMargin}), nil
 	case "expected":
 		return NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicyExpected, SpeculationThreshold: threshold, KeepMargin: st.KeepMargin}), nil
+	case "batch":
+		n := len(w.Traffic.Changes)
+		switch b := st.BatchSize; {
+		case b == 0:
+			return NewBatch(n, DefaultBatchSize), nil
+		case b == BatchAuto:
+			return NewBatchAuto(n, probs, scoring.DefaultMaxBatchSize), nil
+		case b > 0:
+			return NewBatch(n, b), nil
+		}
+		return nil, fmt.Errorf("replay: batch size %d, want at least 1 or BatchAuto", st.BatchSize)
 	}
 	return nil, fmt.Errorf("replay: unknown strategy %q (want one of %v)", name, Strategies)
 }
@@ -53,6 +65,9 @@ type Setting struct {
 	// running build is kept unless a new node is more than KeepMargin times as likely
 	// to be needed. Zero aborts every running build the plan does not select.
 	KeepMargin float64
+	// BatchSize is the batch size of batch: 0 means DefaultBatchSize and BatchAuto a
+	// size chosen for each batch from the probabilities.
+	BatchSize int
 	// Seed keys the draws of the truth and of the re-timed arrivals.
 	Seed uint64
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,7 +26,9 @@ type Plan struct {
 	Threshold float64
 	// KeepMargin is Setting.KeepMargin of every run.
 	KeepMargin float64
-	Seeds      []uint64
+	// BatchSize is Setting.BatchSize of the batch strategy's runs.
+	BatchSize int
+	Seeds     []uint64
 }
 
 // RunOutput is one replay of a sweep.
@@ -91,6 +94,9 @@ type Cell struct {
 	Threshold float64 `json:"threshold"`
 	// KeepMargin is Setting.KeepMargin (0: running builds are not kept).
 	KeepMargin float64 `json:"keep_margin"`
+	// BatchSize is Setting.BatchSize of a batch cell (-1: chosen for each batch from
+	// the probabilities), absent for the other strategies.
+	BatchSize int `json:"batch_size,omitempty"`
 	// BuildFamily is the build-time family the cell's source plans with ("normal": Phi(Z);
 	// "lognormal": the log-normal finish order), as Probs.BuildFamily names it.
 	BuildFamily string `json:"build_family"`
@@ -157,7 +163,11 @@ func Sweep(ctx context.Context, p Plan, world func(seed uint64) (*World, error),
 		for _, s := range p.Strategies {
 			for _, wk := range p.Workers {
 				for _, rate := range p.Rates {
-					cells = append(cells, &Cell{Strategy: s, Probs: pr, Workers: wk, Rate: rate, Threshold: p.Threshold, KeepMargin: p.KeepMargin})
+					c := &Cell{Strategy: s, Probs: pr, Workers: wk, Rate: rate, Threshold: p.Threshold, KeepMargin: p.KeepMargin}
+					if s == "batch" {
+						c.BatchSize = cmp.Or(p.BatchSize, DefaultBatchSize)
+					}
+					cells = append(cells, c)
 				}
 			}
 		}
@@ -182,7 +192,7 @@ func Sweep(ctx context.Context, p Plan, world func(seed uint64) (*World, error),
 				}
 				sources[c.Probs] = src
 			}
-			st := Setting{Strategy: c.Strategy, Probs: c.Probs, Workers: c.Workers, Rate: c.Rate, Threshold: c.Threshold, KeepMargin: c.KeepMargin, Seed: seed}
+			st := Setting{Strategy: c.Strategy, Probs: c.Probs, Workers: c.Workers, Rate: c.Rate, Threshold: c.Threshold, KeepMargin: c.KeepMargin, BatchSize: c.BatchSize, Seed: seed}
 			k++
 			var prog func(float64)
 			if progress != nil {
@@ -207,7 +217,7 @@ func Sweep(ctx context.Context, p Plan, world func(seed uint64) (*World, error),
 				pc[1][i] = float64(r.Builds)
 			}
 			for _, b := range res.Builds {
-				pc[2][b.Change] += b.End - b.Start
+				pc[2][b.Change] += (b.End - b.Start) / float64(b.BatchSize) // a batch's share
 			}
 			out.PerChange = pc
 			out.Turnaround = slices.Clone(pc[0])
@@ -227,6 +237,13 @@ func (st Setting) String() string {
 	s := fmt.Sprintf("%s %s workers=%d seed=%d", st.Strategy, st.Probs, st.Workers, st.Seed)
 	if st.Rate > 0 {
 		s += fmt.Sprintf(" rate=%g/h", st.Rate)
+	}
+	switch {
+	case st.Strategy != "batch":
+	case st.BatchSize == BatchAuto:
+		s += " b=auto"
+	default:
+		s += fmt.Sprintf(" b=%d", cmp.Or(st.BatchSize, DefaultBatchSize))
 	}
 	return s
 }

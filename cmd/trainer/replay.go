@@ -24,7 +24,7 @@ func init() {
 }
 
 const replayUsage = "(--history DIR [--profile P] | --synth PROFILE --days N [--synth-rate R] [--synth-workers W]) " +
-	"[--strategies a,b] [--probs SRC ...] [--workers N,M] [--rate R,S] [--threshold T] [--keep-margin M] [--seeds K] [--author-key-file F] --out DIR (required)"
+	"[--strategies a,b] [--probs SRC ...] [--workers N,M] [--rate R,S] [--threshold T] [--keep-margin M] [--batch-size N|auto] [--seeds K] [--author-key-file F] --out DIR (required)"
 
 func runReplay(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "replay", replayUsage)
@@ -44,6 +44,8 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 	fs.Var(rates, "rate", "re-time arrivals to these changes per hour, comma separated (default: the history's times)")
 	threshold := fs.Float64("threshold", 0.05, "speculation threshold of sq2024 and expected")
 	keepMargin := fs.Float64("keep-margin", 4, "sq2019, sq2024 and expected keep a running build unless a new node is more than this many times as likely to be needed (0: abort whatever the plan does not select)")
+	batchSize := fs.String("batch-size", strconv.Itoa(replay.DefaultBatchSize), "batch: the changes built together, bisected on a failure; "+
+		"auto chooses each batch's size from the waiting changes' P-succ (of --probs) with the batching cost of trainer batch")
 	authorKeyFile := fs.String("author-key-file", "", "the author key of bundle:DIR sources whose authors are pseudonymised "+
 		"(the key they were trained with; default $"+features.AuthorKeyEnv+")")
 	seeds := fs.Int("seeds", 3, "seeds 1..K: each keys the build draws (and the world, with --synth)")
@@ -62,11 +64,19 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 	case *seeds < 1:
 		return fmt.Errorf("%w: --seeds %d, want at least 1", errUsage, *seeds)
 	}
+	b := replay.BatchAuto
+	if *batchSize != "auto" {
+		n, err := strconv.Atoi(*batchSize)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%w: --batch-size %q, want a positive integer or auto", errUsage, *batchSize)
+		}
+		b = n
+	}
 	key, err := features.AuthorKeyFromFlag(*authorKeyFile)
 	if err != nil {
 		return fmt.Errorf("--author-key-file: %w", err)
 	}
-	plan := replay.Plan{Strategies: strategies.values, Probs: probs.values, Threshold: *threshold, KeepMargin: *keepMargin}
+	plan := replay.Plan{Strategies: strategies.values, Probs: probs.values, Threshold: *threshold, KeepMargin: *keepMargin, BatchSize: b}
 	if len(plan.Strategies) == 0 {
 		plan.Strategies = replay.Strategies
 	}
