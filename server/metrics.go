@@ -20,6 +20,7 @@ type Metrics struct {
 	reloadDuration *prometheus.HistogramVec
 	modelFaults    *prometheus.CounterVec
 	fallbackGauge  prometheus.Gauge
+	shedTotal      *prometheus.CounterVec
 }
 
 // NewMetrics creates the server's metrics and registers them on reg:
@@ -32,6 +33,7 @@ type Metrics struct {
 //	predictd_model_reload_duration_seconds{role}                  time to load and verify a bundle
 //	predictd_model_faults_total{kind,role}                        invalid model outputs (request failed INTERNAL)
 //	predictd_model_champion_fallback                              1 while an older version serves in place of the champion pointer's
+//	predictd_requests_shed_total{method,limit}                    requests refused with RESOURCE_EXHAUSTED before being read
 //
 // It panics if a metric is already registered on reg, as prometheus.MustRegister does.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -71,8 +73,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "predictd_model_champion_fallback",
 			Help: "1 while the champion served is an older version loaded at start because the champion pointer's version failed to load, 0 otherwise.",
 		}),
+		shedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "predictd_requests_shed_total",
+			Help: "Requests refused with RESOURCE_EXHAUSTED before their message was read, by method and the limit that refused them (max_inflight).",
+		}, []string{"method", "limit"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.predictions, m.reloadOK, m.reloadTime, m.reloadDuration, m.modelFaults, m.fallbackGauge)
+	reg.MustRegister(m.requests, m.latency, m.predictions, m.reloadOK, m.reloadTime, m.reloadDuration, m.modelFaults, m.fallbackGauge,
+		m.shedTotal)
 	return m
 }
 
@@ -136,4 +143,12 @@ func (m *Metrics) modelFault(kind, role string) {
 		return
 	}
 	m.modelFaults.WithLabelValues(kind, role).Inc()
+}
+
+// shed records one request of method refused by limit.
+func (m *Metrics) shed(method, limit string) {
+	if m == nil {
+		return
+	}
+	m.shedTotal.WithLabelValues(method, limit).Inc()
 }

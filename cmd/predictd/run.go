@@ -103,7 +103,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	}
 	scfg := server.Config{
 		Repo: repo, MaxBatch: cfg.maxBatch, ChallengerShare: cfg.challengerShare, Shadow: cfg.shadow,
-		Log: log, Metrics: metrics,
+		Log: log, Metrics: metrics, Limits: cfg.limits,
 	}
 	if predLog != nil {
 		scfg.PredictionLog = predLog
@@ -117,13 +117,17 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	var tracker server.Tracker
 	var stopping atomic.Bool
 	isReady := func() bool { return models.Champion() != nil && !stopping.Load() }
-	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(tracker.UnaryInterceptor(), server.UnaryInterceptor(log, metrics))}
+	opts, err := server.ServerOptions(cfg.limits, metrics)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, grpc.ChainUnaryInterceptor(tracker.UnaryInterceptor(), server.UnaryInterceptor(log, metrics)))
 	if cfg.tlsCert != "" {
-		creds, err := credentials.NewServerTLSFromFile(cfg.tlsCert, cfg.tlsKey)
+		tc, err := tlsConfig(cfg.tlsCert, cfg.tlsKey, cfg.tlsClientCA)
 		if err != nil {
-			return fmt.Errorf("predictd: TLS: %w", err)
+			return err
 		}
-		opts = append(opts, grpc.Creds(creds))
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tc)))
 	}
 	gs := grpc.NewServer(opts...)
 	pb.RegisterPredictorServer(gs, svc)
@@ -233,7 +237,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	stopReload := func() { cancelWatch(); <-followDone }
 
 	log.Info("serving", "listen", lis.Addr().String(), "repo", repo, "metrics", metricsAddr,
-		"challenger_share", cfg.challengerShare, "shadow", cfg.shadow, "challenger_models", strings.Join(cfg.challengerModels, ","), "reflection", cfg.reflection, "tls", cfg.tlsCert != "")
+		"challenger_share", cfg.challengerShare, "shadow", cfg.shadow, "challenger_models", strings.Join(cfg.challengerModels, ","), "reflection", cfg.reflection, "tls", cfg.tlsCert != "", "mtls", cfg.tlsClientCA != "")
 	if cfg.exampleOut != nil {
 		// Printed as is, not through the logger, so that it can be pasted into a shell.
 		fmt.Fprintf(cfg.exampleOut, "example request:\n  %s\n", exampleRequest(lis.Addr().String(), cfg))
