@@ -64,7 +64,11 @@
 // # Prediction log
 //
 // RotatingLog writes one JSON object per prediction and model (PredictionRecord) to
-// DIR/predictions.jsonl, rotating it by size to predictions-<UTC time>.jsonl:
+// DIR/predictions.jsonl, rotating it by size to predictions-<UTC time>.jsonl and
+// removing the oldest rotated files beyond a count and a total size (LogRetention).
+// predictd serves it through an AsyncLog: a request only appends its records to a
+// bounded queue that one goroutine drains to the file; when the queue is full the
+// records are dropped and counted, and the queue is drained at shutdown. A record:
 //
 //	{"time":"2026-11-21T10:00:00.123Z","kind":"buildtime","repo":"ios",
 //	 "change_id":"C0000042","build_id":"B17","model_version":"20261121T094000Z-000001",

@@ -22,6 +22,7 @@ type Metrics struct {
 	fallbackGauge  prometheus.Gauge
 	shedTotal      *prometheus.CounterVec
 	modelInfo      *prometheus.GaugeVec
+	logDrops       prometheus.Counter
 }
 
 // NewMetrics creates the server's metrics and registers them on reg:
@@ -30,6 +31,7 @@ type Metrics struct {
 //	predictd_request_duration_seconds{method,code}                handler latency
 //	predictd_predictions_total{kind,role}                         predictions returned or shadowed
 //	predictd_model_info{role,version}                             1 for the version each role serves; no series for a role with none
+//	predictd_prediction_log_dropped_records_total                 prediction records dropped because the log queue was full
 //	predictd_model_last_reload_successful{role}                   1 if the last load succeeded
 //	predictd_model_last_reload_success_timestamp_seconds{role}    time of the last good load
 //	predictd_model_reload_duration_seconds{role}                  time to load and verify a bundle
@@ -87,9 +89,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "predictd_model_info",
 			Help: "1 for the bundle version each role serves (join on role to label other series with it); a role serving nothing has no series.",
 		}, []string{"role", "version"}),
+		logDrops: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "predictd_prediction_log_dropped_records_total",
+			Help: "Prediction records dropped because the prediction log's queue was full (the disk could not keep up); requests never wait for the log.",
+		}),
 	}
 	reg.MustRegister(m.requests, m.latency, m.predictions, m.reloadOK, m.reloadTime, m.reloadDuration, m.modelFaults, m.fallbackGauge,
-		m.shedTotal, m.modelInfo)
+		m.shedTotal, m.modelInfo, m.logDrops)
 	return m
 }
 
@@ -174,4 +180,12 @@ func (m *Metrics) shed(method, limit string) {
 		return
 	}
 	m.shedTotal.WithLabelValues(method, limit).Inc()
+}
+
+// logDropped records n prediction records dropped by a full log queue.
+func (m *Metrics) logDropped(n int) {
+	if m == nil {
+		return
+	}
+	m.logDrops.Add(float64(n))
 }

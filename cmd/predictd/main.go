@@ -36,6 +36,8 @@ type config struct {
 	// (--author-key-file; "" means $SQPREDICT_AUTHOR_KEY_FILE, then none).
 	authorKeyFile   string
 	predictionLog   string
+	logRetention    server.LogRetention
+	logQueue        int
 	tlsCert, tlsKey string
 	// tlsClientCA, when set, names the PEM CA bundle client certificates must chain
 	// to (--tls-client-ca): mutual TLS.
@@ -77,6 +79,12 @@ func (c *config) validate() error {
 	case c.logFormat != "text" && c.logFormat != "json":
 		return fmt.Errorf("--log-format %q is not text or json", c.logFormat)
 	}
+	if c.logQueue <= 0 {
+		return fmt.Errorf("--prediction-log-queue %d is not positive", c.logQueue)
+	}
+	if err := c.logRetention.Validate(); err != nil {
+		return fmt.Errorf("--prediction-log-*: %w", err)
+	}
 	if err := c.limits.Validate(); err != nil {
 		return fmt.Errorf("limit flags (--max-*, --keepalive-*, --handshake-timeout): %w", err)
 	}
@@ -102,6 +110,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		"a comma-separated list of gbm-success (success), gbm-conflict (P-conf) and ngboost-normal (build time; ngboost-lognormal for older bundles whose champion is Normal), trained by trainer train --challengers; "+
 		"routed by --challenger-share or run in --shadow")
 	fs.StringVar(&c.predictionLog, "prediction-log", "", "folder of rotating JSON-lines prediction logs (default: none)")
+	fs.Int64Var(&c.logRetention.FileBytes, "prediction-log-file-bytes", server.DefaultMaxLogBytes, "size at which the prediction log starts a new file")
+	fs.IntVar(&c.logRetention.Keep, "prediction-log-keep", server.DefaultLogKeep, "rotated prediction log files kept (the oldest are removed)")
+	fs.Int64Var(&c.logRetention.TotalBytes, "prediction-log-max-bytes", server.DefaultLogTotalBytes, "bytes all prediction log files may hold together (the oldest are removed)")
+	fs.IntVar(&c.logQueue, "prediction-log-queue", server.DefaultLogQueue, "prediction records waiting for the disk at most; more are dropped and counted, requests never wait")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key file (PEM)")
 	fs.StringVar(&c.tlsClientCA, "tls-client-ca", "", "CA certificates file (PEM): require client certificates signed by one of them (mutual TLS; needs --tls-cert)")

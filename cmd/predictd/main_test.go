@@ -53,6 +53,8 @@ func TestParseFlags(t *testing.T) {
 		{"client CA without TLS", []string{"-tls-client-ca", "ca.pem"}, "--tls-client-ca"},
 		{"negative inflight", []string{"-max-inflight", "-1"}, "--max-"},
 		{"negative keepalive", []string{"-keepalive-time", "-1s"}, "--keepalive-"},
+		{"zero log queue", []string{"-prediction-log-queue", "0"}, "--prediction-log-queue"},
+		{"negative log keep", []string{"-prediction-log-keep", "-1"}, "--prediction-log-"},
 		{"limits", []string{"-max-inflight", "4", "-max-recv-bytes", "33554432", "-max-concurrent-streams", "10", "-handshake-timeout", "2s"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
