@@ -39,10 +39,12 @@ const (
 	// about 14,000 builds whatever --max-batch said.
 	DefaultMaxRecvBytes = 8 << 20
 	// DefaultMaxInflight is the number of requests of one method that run at once;
-	// more are shed with RESOURCE_EXHAUSTED before their message is read. A 10,000-build
-	// batch costs about 13 MB while it runs (128 of them took 1.7 GB, issue 14), so 16
-	// of each method stay well under 512 MB, while 2,000 small requests/s need at most a
-	// few in flight.
+	// more are shed with RESOURCE_EXHAUSTED before their message is read. Memory goes
+	// with the requests read and decoded at once, which only a limit before reading
+	// bounds: a 10,000-build batch (2.8 MB on the wire, 9 MB decoded) costs about 20 MB
+	// of RSS in flight, so 16 keep 128 concurrent batches under 512 MB (327 MB; 24 gave
+	// 552 MB, BENCHMARKS.md). 2,000 single-build requests/s need one or two in flight,
+	// but a saturated machine queues them: raise it when requests are small.
 	DefaultMaxInflight = 16
 	// DefaultMaxConcurrentStreams is the number of streams one connection may open at
 	// once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); a client above it waits.
