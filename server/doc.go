@@ -22,6 +22,16 @@
 // panics as Internal, refuses requests whose deadline has passed and records request
 // counts and latencies in Metrics.
 //
+// # Limits
+//
+// Limits bound one request's work (capacity, search, response size, run time) and the
+// connections: ServerOptions turns them into gRPC server options (receive size, streams
+// per connection, keepalive enforcement and pings, handshake timeout) and a tap handle
+// that refuses a Predictor request with ResourceExhausted, from its headers and before
+// its message is read, while Limits.MaxInflight requests of its method run; each shed
+// is counted in predictd_requests_shed_total. Metric labels are bounded: roles, methods,
+// codes and kinds, with versions only in predictd_model_info (one series per role).
+//
 // # Models, reloads and routing
 //
 // Models holds the champion and the optional challenger in atomic pointers; a request
