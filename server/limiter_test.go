@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -81,6 +82,19 @@ func TestLimiterSheds(t *testing.T) {
 	_, err := c.PredictBuildTime(ctx, &pb.PredictBuildTimeRequest{})
 	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "--max-inflight") {
 		t.Errorf("third request in flight = %v, want RESOURCE_EXHAUSTED naming --max-inflight", err)
+	}
+	// The details say which limit and that a retry may pass (client.Client retries).
+	var retry, quota bool
+	for _, d := range status.Convert(err).Details() {
+		switch d := d.(type) {
+		case *errdetails.RetryInfo:
+			retry = d.GetRetryDelay().AsDuration() == server.ShedRetryDelay
+		case *errdetails.QuotaFailure:
+			quota = len(d.GetViolations()) == 1 && strings.Contains(d.GetViolations()[0].GetDescription(), server.LimitMaxInflight)
+		}
+	}
+	if !retry || !quota {
+		t.Errorf("shed status details %v, want a RetryInfo of %v and a QuotaFailure naming %s", status.Convert(err).Details(), server.ShedRetryDelay, server.LimitMaxInflight)
 	}
 	// Another method has its own slots: it is not shed (and is unimplemented here).
 	if _, err := c.PredictSuccess(ctx, &pb.PredictSuccessRequest{}); status.Code(err) != codes.Unimplemented {

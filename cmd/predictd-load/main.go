@@ -39,6 +39,7 @@ func run(args []string) error {
 	batch := fs.Int("batch", 1000, "builds per request in batch mode")
 	changes := fs.Int("changes", 500, "pending changes per request in speculation mode")
 	concurrency := fs.Int("concurrency", 256, "requests in flight at most")
+	attempts := fs.Int("attempts", 1, "tries of each request: retries Unavailable and requests shed under load (RESOURCE_EXHAUSTED with RetryInfo); latencies include the retries")
 	acceptShed := fs.Bool("accept-shed", false, "count RESOURCE_EXHAUSTED answers (load shedding) apart instead of as failures")
 	tlsCA := fs.String("tls-ca", "", "connect with TLS, trusting the CA certificates of this PEM file")
 	tlsCert := fs.String("tls-cert", "", "client certificate (PEM) for a predictd with --tls-client-ca; with --tls-key and --tls-ca")
@@ -60,7 +61,12 @@ func run(args []string) error {
 		return err
 	}
 	defer conn.Close()
-	c := pb.NewPredictorClient(conn)
+	// Through client.Client, which retries Unavailable and shed requests up to
+	// --attempts times (1: never), the first retry after the server's RetryInfo delay.
+	c, err := client.New(conn, client.Config{MaxAttempts: *attempts, InitialBackoff: time.Millisecond})
+	if err != nil {
+		return err
+	}
 	rnd := rand.New(rand.NewPCG(1, 1))
 	var call func(ctx context.Context, i int) error
 	switch *mode {
