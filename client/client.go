@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -29,7 +30,7 @@ type Config struct {
 	// DialOptions are passed to grpc.NewClient as they are. With none, Dial returns an
 	// error: the caller chooses the transport credentials.
 	DialOptions []grpc.DialOption
-	// MaxAttempts is the number of tries of one call, retries on Unavailable included;
+	// MaxAttempts is the number of tries of one call, retries included;
 	// zero means DefaultMaxAttempts, 1 disables retries.
 	MaxAttempts int
 	// InitialBackoff is the wait before the first retry; zero means
@@ -99,42 +100,43 @@ func (c *Client) Close() error {
 	return c.conn.Close()
 }
 
-// PredictSuccess calls Predictor.PredictSuccess, retrying on Unavailable.
+// PredictSuccess calls Predictor.PredictSuccess, retrying on Unavailable and on load shedding.
 func (c *Client) PredictSuccess(ctx context.Context, req *pb.PredictSuccessRequest) (*pb.PredictSuccessResponse, error) {
 	return call(ctx, c, req, c.pc.PredictSuccess)
 }
 
-// PredictConflict calls Predictor.PredictConflict, retrying on Unavailable.
+// PredictConflict calls Predictor.PredictConflict, retrying on Unavailable and on load shedding.
 func (c *Client) PredictConflict(ctx context.Context, req *pb.PredictConflictRequest) (*pb.PredictConflictResponse, error) {
 	return call(ctx, c, req, c.pc.PredictConflict)
 }
 
-// PredictBuildTime calls Predictor.PredictBuildTime, retrying on Unavailable.
+// PredictBuildTime calls Predictor.PredictBuildTime, retrying on Unavailable and on load shedding.
 func (c *Client) PredictBuildTime(ctx context.Context, req *pb.PredictBuildTimeRequest) (*pb.PredictBuildTimeResponse, error) {
 	return call(ctx, c, req, c.pc.PredictBuildTime)
 }
 
-// ScoreSpeculation calls Predictor.ScoreSpeculation, retrying on Unavailable.
+// ScoreSpeculation calls Predictor.ScoreSpeculation, retrying on Unavailable and on load shedding.
 func (c *Client) ScoreSpeculation(ctx context.Context, req *pb.ScoreSpeculationRequest) (*pb.ScoreSpeculationResponse, error) {
 	return call(ctx, c, req, c.pc.ScoreSpeculation)
 }
 
-// GetModelInfo calls Predictor.GetModelInfo, retrying on Unavailable.
+// GetModelInfo calls Predictor.GetModelInfo, retrying on Unavailable and on load shedding.
 func (c *Client) GetModelInfo(ctx context.Context, req *pb.GetModelInfoRequest) (*pb.GetModelInfoResponse, error) {
 	return call(ctx, c, req, c.pc.GetModelInfo)
 }
 
-// call runs f up to MaxAttempts times while it fails with Unavailable, waiting with
-// backoff in between. It returns the last error, a gRPC status, or the context's status
-// when ctx ends during a wait.
+// call runs f up to MaxAttempts times while it fails with a retryable error (see
+// retryDelay), waiting with backoff in between. It returns the last error, a gRPC
+// status, or the context's status when ctx ends during a wait.
 func call[Req, Resp any](ctx context.Context, c *Client, req Req, f func(context.Context, Req, ...grpc.CallOption) (Resp, error)) (Resp, error) {
 	wait := c.cfg.InitialBackoff
 	for attempt := 1; ; attempt++ {
 		resp, err := f(ctx, req, c.cfg.CallOptions...)
-		if err == nil || status.Code(err) != codes.Unavailable || attempt >= c.cfg.MaxAttempts {
+		floor, retry := retryDelay(err)
+		if !retry || attempt >= c.cfg.MaxAttempts {
 			return resp, err
 		}
-		d := wait/2 + rand.N(wait/2+1)
+		d := max(wait/2+rand.N(wait/2+1), floor)
 		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
@@ -145,4 +147,23 @@ func call[Req, Resp any](ctx context.Context, c *Client, req Req, f func(context
 		}
 		wait = min(2*wait, c.cfg.MaxBackoff)
 	}
+}
+
+// retryDelay reports whether err may be retried and the shortest wait the server asked
+// for. Unavailable (no model loaded yet, a server going away) is retried; so is
+// ResourceExhausted carrying an errdetails.RetryInfo, which predictd attaches only to
+// requests it shed under load (--max-inflight), not to requests too large to ever pass.
+func retryDelay(err error) (floor time.Duration, ok bool) {
+	st, _ := status.FromError(err)
+	switch st.Code() {
+	case codes.Unavailable:
+		return 0, true
+	case codes.ResourceExhausted:
+		for _, d := range st.Details() {
+			if ri, isRI := d.(*errdetails.RetryInfo); isRI {
+				return ri.GetRetryDelay().AsDuration(), true
+			}
+		}
+	}
+	return 0, false
 }

@@ -78,6 +78,8 @@
 // statistics; the trainer and predictd run as the same user), fsyncs every file and folder under it, writes manifest.json last, fsyncs the folder, renames
 // it to versions/<version> and fsyncs versions/. Only then may a pointer name it. A
 // crash at any point leaves either no new version or a complete one, plus perhaps a
-// .tmp-* entry that Cleanup (called by Publish) removes once it is older than
-// StaleAge.
+// .tmp-* entry that Cleanup (called by Publish) removes. Publish holds an exclusive
+// flock on its .tmp-publish-* folder while it works, and the kernel drops the lock
+// when the process dies, so the next Publish removes the folder of a killed one at once
+// (on systems without flock, and for other .tmp-* entries, once older than StaleAge).
 package registry

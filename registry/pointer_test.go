@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -153,13 +154,23 @@ func TestCrashLeavesOldChampion(t *testing.T) {
 	}
 	check("after crash")
 
-	// Young leftovers may belong to a running writer: Cleanup keeps them.
-	if removed, err := r.Cleanup(testRepo); err != nil || len(removed) != 0 {
-		t.Errorf("Cleanup of fresh leftovers = %q, %v, want nothing removed", removed, err)
+	// A young pointer leftover may belong to a running writer: Cleanup keeps it. The
+	// publish folders are locked by no Publish, so their publisher died: Cleanup
+	// removes them at once (issue 14 item 10).
+	var wantRemoved []string
+	for _, p := range []string{partial, unrenamed} {
+		rel, _ := filepath.Rel(r.dir, p)
+		wantRemoved = append(wantRemoved, filepath.ToSlash(rel))
+	}
+	if !locksWork {
+		wantRemoved = nil
+	}
+	if removed, err := r.Cleanup(testRepo); err != nil || !slices.Equal(removed, wantRemoved) {
+		t.Errorf("Cleanup of fresh leftovers = %q, %v, want %q removed", removed, err, wantRemoved)
 	}
 	stale := time.Now().Add(-2 * StaleAge)
 	for _, p := range []string{partial, unrenamed, ptmp} {
-		if err := os.Chtimes(p, stale, stale); err != nil {
+		if err := os.Chtimes(p, stale, stale); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			t.Fatal(err)
 		}
 	}
@@ -173,6 +184,23 @@ func TestCrashLeavesOldChampion(t *testing.T) {
 	}
 	if c, err := r.Champion(testRepo); err != nil || c != old {
 		t.Errorf("Champion after Publish without options = %q, %v, want %q", c, err, old)
+	}
+}
+
+// TestCleanupKeepsLivePublish: a Cleanup while a Publish writes (here from its write
+// function) leaves that Publish's folder alone, and the Publish completes.
+func TestCleanupKeepsLivePublish(t *testing.T) {
+	t.Parallel()
+	r := newTestRegistry(t)
+	write := func(dir string) error {
+		removed, err := r.Cleanup(testRepo)
+		if err != nil || len(removed) != 0 {
+			t.Errorf("Cleanup during a Publish = %q, %v, want nothing removed", removed, err)
+		}
+		return writeFiles(bundleFiles)(dir)
+	}
+	if _, err := r.Publish(context.Background(), testRepo, write, testManifest(), PublishOptions{}); err != nil {
+		t.Fatalf("Publish with a Cleanup inside = %v", err)
 	}
 }
 

@@ -164,7 +164,7 @@ func (r *Registry) Publish(ctx context.Context, repo string, write WriteFunc, m 
 		return "", fmt.Errorf("registry: publish %s: %w", repo, err)
 	}
 
-	tmp, err := os.MkdirTemp(r.versionsDir(repo), tmpPrefix+"publish-*")
+	tmp, lock, err := makePublishDir(r.versionsDir(repo))
 	if err != nil {
 		return "", fmt.Errorf("registry: publish %s: %w", repo, err)
 	}
@@ -173,6 +173,7 @@ func (r *Registry) Publish(ctx context.Context, repo string, write WriteFunc, m 
 		if !renamed {
 			err = errors.Join(err, os.RemoveAll(tmp))
 		}
+		err = errors.Join(err, lock.Close())
 	}()
 	if err := write(tmp); err != nil {
 		return "", fmt.Errorf("registry: publish %s: writing bundle: %w", repo, err)
@@ -418,9 +419,43 @@ func (r *Registry) Retain(repo string, n int) (removed []string, err error) {
 	return removed, nil
 }
 
-// Cleanup removes the temporary files and folders of repo older than StaleAge, left by
-// a Publish, pointer swap or Retain that crashed, and returns their paths relative to
-// the registry. Readers ignore them, so Cleanup is only housekeeping; Publish calls it.
+// publishPrefix starts the names of Publish's temporary folders.
+const publishPrefix = tmpPrefix + "publish-"
+
+// makePublishDir creates a temporary publish folder in dir and locks it (lockDir): the
+// lock, held until the returned file is closed, tells Cleanup the folder is in use. A
+// Cleanup may lock and remove the folder between its creation and the lock; then the
+// lock fails, or the path no longer names the locked folder, and another is made.
+func makePublishDir(dir string) (tmp string, lock *os.File, err error) {
+	for range 8 {
+		if tmp, err = os.MkdirTemp(dir, publishPrefix+"*"); err != nil {
+			return "", nil, err
+		}
+		lock, ok, err := lockDir(tmp)
+		if err != nil {
+			return "", nil, errors.Join(err, os.RemoveAll(tmp))
+		}
+		if !ok {
+			continue // a Cleanup holds it and removes it
+		}
+		li, lerr := lock.Stat()
+		pi, perr := os.Stat(tmp)
+		if lerr == nil && perr == nil && os.SameFile(li, pi) {
+			return tmp, lock, nil
+		}
+		if err := lock.Close(); err != nil {
+			return "", nil, err
+		}
+	}
+	return "", nil, fmt.Errorf("could not create a publish folder in %s: each was removed by a concurrent cleanup", dir)
+}
+
+// Cleanup removes the temporary files and folders of repo left by a Publish, pointer
+// swap or Retain that crashed, and returns their paths relative to the registry. A
+// publish folder goes as soon as no Publish holds its lock (its publisher died, kill
+// -9 included); other temporary entries, whose writers hold no lock, once they are
+// older than StaleAge. Readers ignore them, so Cleanup is only housekeeping; Publish
+// calls it.
 func (r *Registry) Cleanup(repo string) (removed []string, err error) {
 	if err := validRepo(repo); err != nil {
 		return nil, fmt.Errorf("registry: cleanup: %w", err)
@@ -445,10 +480,21 @@ func (r *Registry) Cleanup(repo string) (removed []string, err error) {
 			if err != nil {
 				return removed, fmt.Errorf("registry: cleanup %s: %w", repo, err)
 			}
+			path := filepath.Join(dir, e.Name())
+			if locksWork && e.IsDir() && strings.HasPrefix(e.Name(), publishPrefix) {
+				gone, err := removeDeadPublish(path)
+				if err != nil {
+					return removed, fmt.Errorf("registry: cleanup %s: %w", repo, err)
+				}
+				if gone {
+					rel, _ := filepath.Rel(r.dir, path)
+					removed = append(removed, filepath.ToSlash(rel))
+				}
+				continue
+			}
 			if !info.ModTime().Before(cutoff) {
 				continue
 			}
-			path := filepath.Join(dir, e.Name())
 			if err := os.RemoveAll(path); err != nil {
 				return removed, fmt.Errorf("registry: cleanup %s: %w", repo, err)
 			}
@@ -457,4 +503,20 @@ func (r *Registry) Cleanup(repo string) (removed []string, err error) {
 		}
 	}
 	return removed, nil
+}
+
+// removeDeadPublish removes the publish folder path when no Publish holds its lock,
+// holding the lock while it does so that the folder's creator, if it is just starting,
+// sees its lock fail and makes another (makePublishDir). It reports whether it removed
+// the folder.
+func removeDeadPublish(path string) (bool, error) {
+	lock, ok, err := lockDir(path)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && !ok {
+		return false, nil // gone meanwhile, or in use
+	}
+	if err != nil {
+		return false, err
+	}
+	err = os.RemoveAll(path)
+	return err == nil, errors.Join(err, lock.Close())
 }

@@ -22,6 +22,16 @@
 // panics as Internal, refuses requests whose deadline has passed and records request
 // counts and latencies in Metrics.
 //
+// # Limits
+//
+// Limits bound one request's work (capacity, search, response size, run time) and the
+// connections: ServerOptions turns them into gRPC server options (receive size, streams
+// per connection, keepalive enforcement and pings, handshake timeout) and a tap handle
+// that refuses a Predictor request with ResourceExhausted, from its headers and before
+// its message is read, while Limits.MaxInflight requests of its method run; each shed
+// is counted in predictd_requests_shed_total. Metric labels are bounded: roles, methods,
+// codes and kinds, with versions only in predictd_model_info (one series per role).
+//
 // # Models, reloads and routing
 //
 // Models holds the champion and the optional challenger in atomic pointers; a request
@@ -64,7 +74,11 @@
 // # Prediction log
 //
 // RotatingLog writes one JSON object per prediction and model (PredictionRecord) to
-// DIR/predictions.jsonl, rotating it by size to predictions-<UTC time>.jsonl:
+// DIR/predictions.jsonl, rotating it by size to predictions-<UTC time>.jsonl and
+// removing the oldest rotated files beyond a count and a total size (LogRetention).
+// predictd serves it through an AsyncLog: a request only appends its records to a
+// bounded queue that one goroutine drains to the file; when the queue is full the
+// records are dropped and counted, and the queue is drained at shutdown. A record:
 //
 //	{"time":"2026-11-21T10:00:00.123Z","kind":"buildtime","repo":"ios",
 //	 "change_id":"C0000042","build_id":"B17","model_version":"20261121T094000Z-000001",

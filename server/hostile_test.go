@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"gonum.org/v1/gonum/mat"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -181,15 +182,15 @@ func TestModelFaultIsInternal(t *testing.T) {
 			t.Errorf("ScoreSpeculation with a %v model: %v, want Internal", val, err)
 		}
 	}
-	if got := counter(t, e, "predictd_model_faults_total"); got < 7 {
+	if got := counter(t, e.promReg, "predictd_model_faults_total"); got < 7 {
 		t.Errorf("predictd_model_faults_total = %v, want at least 7", got)
 	}
 }
 
-// counter sums the counter name over its label sets.
-func counter(t *testing.T, e *testEnv, name string) float64 {
+// counter sums the counter name of reg over its label sets.
+func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
-	mfs, err := e.promReg.Gather()
+	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,11 +33,43 @@ const (
 	// DefaultMaxRequestTime is the longest a request may run when its deadline is
 	// later or unset.
 	DefaultMaxRequestTime = 10 * time.Second
+	// DefaultMaxRecvBytes is the largest request message: a PredictBuildTime request of
+	// DefaultMaxBatch builds encodes in about 3 MB (cmd/predictd-load --mode batch), so
+	// any list of DefaultMaxBatch items fits, where gRPC's own 4 MiB stopped batches at
+	// about 14,000 builds whatever --max-batch said.
+	DefaultMaxRecvBytes = 8 << 20
+	// DefaultMaxInflight is the number of requests of one method that run at once;
+	// more are shed with RESOURCE_EXHAUSTED before their message is read. Memory goes
+	// with the requests read and decoded at once, which only a limit before reading
+	// bounds: a 10,000-build batch (2.8 MB on the wire, 9 MB decoded) costs about 20 MB
+	// of RSS in flight, so 16 keep 128 concurrent batches under 512 MB (327 MB; 24 gave
+	// 552 MB, BENCHMARKS.md). 2,000 single-build requests/s need one or two in flight,
+	// but a saturated machine queues them: raise it when requests are small.
+	DefaultMaxInflight = 16
+	// DefaultMaxConcurrentStreams is the number of streams one connection may open at
+	// once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); a client above it waits.
+	DefaultMaxConcurrentStreams = 256
+	// DefaultKeepaliveMinTime is the shortest interval between client pings the
+	// server tolerates; a client pinging more often is disconnected (GOAWAY
+	// too_many_pings). gRPC's own default is 5 minutes.
+	DefaultKeepaliveMinTime = 10 * time.Second
+	// DefaultKeepaliveTime is how long a connection may be silent before the server
+	// pings it, and DefaultKeepaliveTimeout how long the server then waits for the ack
+	// before closing it: dead clients' connections go within 80 s, not gRPC's 2 hours.
+	DefaultKeepaliveTime    = time.Minute
+	DefaultKeepaliveTimeout = 20 * time.Second
+	// DefaultMaxConnectionIdle is how long a connection with no request may stay open
+	// (then GOAWAY; clients reconnect on their next call).
+	DefaultMaxConnectionIdle = 15 * time.Minute
+	// DefaultHandshakeTimeout bounds the setup of a new connection (TLS handshake and
+	// HTTP/2 preface); gRPC's own default is 120 s.
+	DefaultHandshakeTimeout = 10 * time.Second
 )
 
-// Limits bound the work of one request. Zero fields mean the defaults above.
-// MaxRecvBytes and MaxInflight are enforced by the gRPC server options and the
-// Limiter, not by the Predictor; they are here so that GetModelInfo reports them.
+// Limits bound the work of one request and of the connections. Zero fields mean the
+// defaults above. The Predictor enforces the request limits; MaxRecvBytes, MaxInflight
+// and the connection limits are enforced by the options of ServerOptions. GetModelInfo
+// reports every limit its ServerLimits message has a field for.
 type Limits struct {
 	// MaxCapacity is the largest capacity a speculation request may ask for; a larger
 	// one is refused naming the field.
@@ -52,10 +84,24 @@ type Limits struct {
 	// MaxRequestTime is the longest a request runs whatever its deadline; past it the
 	// request ends with DEADLINE_EXCEEDED.
 	MaxRequestTime time.Duration
-	// MaxRecvBytes is the largest request message the server accepts.
+	// MaxRecvBytes is the largest request message the server accepts; a larger one
+	// fails with RESOURCE_EXHAUSTED before it is decoded.
 	MaxRecvBytes int
-	// MaxInflight is the number of requests of one method that may run at once.
+	// MaxInflight is the number of requests of one Predictor method that may run at
+	// once; more are shed with RESOURCE_EXHAUSTED naming the limit, before their
+	// message is read, and counted in predictd_requests_shed_total.
 	MaxInflight int
+	// MaxConcurrentStreams is the number of streams one connection may have open.
+	MaxConcurrentStreams int
+	// KeepaliveMinTime is the shortest interval between client pings tolerated.
+	KeepaliveMinTime time.Duration
+	// KeepaliveTime and KeepaliveTimeout: the server pings a connection silent for
+	// KeepaliveTime and closes it when the ack does not come within KeepaliveTimeout.
+	KeepaliveTime, KeepaliveTimeout time.Duration
+	// MaxConnectionIdle is how long a connection with no request stays open.
+	MaxConnectionIdle time.Duration
+	// HandshakeTimeout bounds the setup of a connection.
+	HandshakeTimeout time.Duration
 }
 
 // withDefaults returns l with zero fields set to their defaults.
@@ -78,16 +124,43 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxRequestTime == 0 {
 		l.MaxRequestTime = DefaultMaxRequestTime
 	}
+	if l.MaxRecvBytes == 0 {
+		l.MaxRecvBytes = DefaultMaxRecvBytes
+	}
+	if l.MaxInflight == 0 {
+		l.MaxInflight = DefaultMaxInflight
+	}
+	if l.MaxConcurrentStreams == 0 {
+		l.MaxConcurrentStreams = DefaultMaxConcurrentStreams
+	}
+	if l.KeepaliveMinTime == 0 {
+		l.KeepaliveMinTime = DefaultKeepaliveMinTime
+	}
+	if l.KeepaliveTime == 0 {
+		l.KeepaliveTime = DefaultKeepaliveTime
+	}
+	if l.KeepaliveTimeout == 0 {
+		l.KeepaliveTimeout = DefaultKeepaliveTimeout
+	}
+	if l.MaxConnectionIdle == 0 {
+		l.MaxConnectionIdle = DefaultMaxConnectionIdle
+	}
+	if l.HandshakeTimeout == 0 {
+		l.HandshakeTimeout = DefaultHandshakeTimeout
+	}
 	return l
 }
 
-func (l Limits) validate() error {
+// Validate returns an error wrapping ErrConfig when a limit of l is negative.
+func (l Limits) Validate() error {
 	switch {
 	case l.MaxCapacity < 0, l.MaxExplored < 0, l.MaxPrefixWords < 0, l.MaxNodeIDs < 0, l.MaxResponseBytes < 0,
-		l.MaxRecvBytes < 0, l.MaxInflight < 0:
+		l.MaxRecvBytes < 0, l.MaxInflight < 0, l.MaxConcurrentStreams < 0:
 		return fmt.Errorf("%w: negative limit in %+v", ErrConfig, l)
 	case l.MaxRequestTime < 0:
 		return fmt.Errorf("%w: max request time %v is negative", ErrConfig, l.MaxRequestTime)
+	case l.KeepaliveMinTime < 0, l.KeepaliveTime < 0, l.KeepaliveTimeout < 0, l.MaxConnectionIdle < 0, l.HandshakeTimeout < 0:
+		return fmt.Errorf("%w: negative connection timeout in %+v", ErrConfig, l)
 	}
 	return nil
 }

@@ -20,18 +20,28 @@ type Metrics struct {
 	reloadDuration *prometheus.HistogramVec
 	modelFaults    *prometheus.CounterVec
 	fallbackGauge  prometheus.Gauge
+	shedTotal      *prometheus.CounterVec
+	modelInfo      *prometheus.GaugeVec
+	logDrops       prometheus.Counter
 }
 
 // NewMetrics creates the server's metrics and registers them on reg:
 //
 //	predictd_requests_total{method,code}                          requests answered
 //	predictd_request_duration_seconds{method,code}                handler latency
-//	predictd_predictions_total{kind,version,role}                 predictions returned or shadowed
+//	predictd_predictions_total{kind,role}                         predictions returned or shadowed
+//	predictd_model_info{role,version}                             1 for the version each role serves; no series for a role with none
+//	predictd_prediction_log_dropped_records_total                 prediction records dropped because the log queue was full
 //	predictd_model_last_reload_successful{role}                   1 if the last load succeeded
 //	predictd_model_last_reload_success_timestamp_seconds{role}    time of the last good load
 //	predictd_model_reload_duration_seconds{role}                  time to load and verify a bundle
 //	predictd_model_faults_total{kind,role}                        invalid model outputs (request failed INTERNAL)
 //	predictd_model_champion_fallback                              1 while an older version serves in place of the champion pointer's
+//	predictd_requests_shed_total{method,limit}                    requests refused with RESOURCE_EXHAUSTED before being read
+//
+// Label sets are bounded: kinds, roles, gRPC methods and codes are fixed lists, and
+// the only version label, of predictd_model_info, has one series per role at a time
+// (the old version's series is deleted when a role loads another).
 //
 // It panics if a metric is already registered on reg, as prometheus.MustRegister does.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -48,8 +58,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"method", "code"}),
 		predictions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "predictd_predictions_total",
-			Help: "Predictions made, by kind (success, conflict, buildtime), model version and role; shadow predictions included.",
-		}, []string{"kind", "version", "role"}),
+			Help: "Predictions made, by kind (success, conflict, buildtime) and role; shadow predictions included. predictd_model_info names the role's version.",
+		}, []string{"kind", "role"}),
 		reloadOK: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "predictd_model_last_reload_successful",
 			Help: "Whether the last attempt to load a bundle for the role succeeded (1) or not (0).",
@@ -71,8 +81,21 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "predictd_model_champion_fallback",
 			Help: "1 while the champion served is an older version loaded at start because the champion pointer's version failed to load, 0 otherwise.",
 		}),
+		shedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "predictd_requests_shed_total",
+			Help: "Requests refused with RESOURCE_EXHAUSTED before their message was read, by method and the limit that refused them (max_inflight).",
+		}, []string{"method", "limit"}),
+		modelInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "predictd_model_info",
+			Help: "1 for the bundle version each role serves (join on role to label other series with it); a role serving nothing has no series.",
+		}, []string{"role", "version"}),
+		logDrops: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "predictd_prediction_log_dropped_records_total",
+			Help: "Prediction records dropped because the prediction log's queue was full (the disk could not keep up); requests never wait for the log.",
+		}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.predictions, m.reloadOK, m.reloadTime, m.reloadDuration, m.modelFaults, m.fallbackGauge)
+	reg.MustRegister(m.requests, m.latency, m.predictions, m.reloadOK, m.reloadTime, m.reloadDuration, m.modelFaults, m.fallbackGauge,
+		m.shedTotal, m.modelInfo, m.logDrops)
 	return m
 }
 
@@ -91,7 +114,20 @@ func (m *Metrics) predicted(kind string, model *Model, n int) {
 	if m == nil || n == 0 {
 		return
 	}
-	m.predictions.WithLabelValues(kind, model.Version, model.Role.String()).Add(float64(n))
+	m.predictions.WithLabelValues(kind, model.Role.String()).Add(float64(n))
+}
+
+// serving records that role serves version ("" for nothing): the role's previous
+// predictd_model_info series is deleted first, so that only the current one exists.
+func (m *Metrics) serving(role registry.Role, version string) {
+	if m == nil {
+		return
+	}
+	r := role.String()
+	m.modelInfo.DeletePartialMatch(prometheus.Labels{"role": r})
+	if version != "" {
+		m.modelInfo.WithLabelValues(r, version).Set(1)
+	}
 }
 
 // reloaded records the result of one load attempt for role.
@@ -136,4 +172,20 @@ func (m *Metrics) modelFault(kind, role string) {
 		return
 	}
 	m.modelFaults.WithLabelValues(kind, role).Inc()
+}
+
+// shed records one request of method refused by limit.
+func (m *Metrics) shed(method, limit string) {
+	if m == nil {
+		return
+	}
+	m.shedTotal.WithLabelValues(method, limit).Inc()
+}
+
+// logDropped records n prediction records dropped by a full log queue.
+func (m *Metrics) logDropped(n int) {
+	if m == nil {
+		return
+	}
+	m.logDrops.Add(float64(n))
 }

@@ -171,7 +171,7 @@ func (r *Reloader) Reload(role registry.Role, version string) (err error) {
 	if m.LoadedAt.IsZero() {
 		m.LoadedAt = time.Now()
 	}
-	r.Models.Set(role, m)
+	r.set(role, m)
 	if role == registry.RoleChampion {
 		r.clearFallback()
 	}
@@ -212,7 +212,7 @@ func (r *Reloader) championLoaded(m *Model) {
 	}
 	if r.ChallengerFollowsChampion {
 		if err := r.Reload(registry.RoleChallenger, m.Version); err != nil {
-			r.Models.Set(registry.RoleChallenger, nil) // never models of another version
+			r.set(registry.RoleChallenger, nil) // never models of another version
 		}
 	}
 }
@@ -233,7 +233,7 @@ func (r *Reloader) Follow(events <-chan registry.Event) {
 			r.log().Error("reading pointer failed, keeping the current bundle", "role", ev.Role.String(), "err", ev.Err)
 		case ev.Version == "" && ev.Role == registry.RoleChallenger:
 			if cur != nil {
-				r.Models.Set(registry.RoleChallenger, nil)
+				r.set(registry.RoleChallenger, nil)
 				r.log().Info("unloaded challenger", "version", cur.Version)
 			}
 		case ev.Version == "":
@@ -283,7 +283,7 @@ func (r *Reloader) StartChampion(pointer string, versions []string) error {
 		if m.LoadedAt.IsZero() {
 			m.LoadedAt = time.Now()
 		}
-		r.Models.Set(registry.RoleChampion, m)
+		r.set(registry.RoleChampion, m)
 		r.Models.pointer.Store(&pointer)
 		r.Metrics.fallback(true)
 		r.log().Error("THE CHAMPION FAILED TO LOAD: serving an older version in its place until the pointer moves",
@@ -300,6 +300,16 @@ func (r *Reloader) clearFallback() {
 		r.Metrics.fallback(false)
 		r.log().Info("the champion served is the pointer's again")
 	}
+}
+
+// set makes model the model of role (nil removes it) and says so in the metrics.
+func (r *Reloader) set(role registry.Role, model *Model) {
+	r.Models.Set(role, model)
+	version := ""
+	if model != nil {
+		version = model.Version
+	}
+	r.Metrics.serving(role, version)
 }
 
 func (r *Reloader) log() *slog.Logger {

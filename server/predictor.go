@@ -51,7 +51,7 @@ func (c Config) Validate() error {
 	case !(c.ChallengerShare >= 0 && c.ChallengerShare <= 1):
 		return fmt.Errorf("%w: challenger share %v is not in [0, 1]", ErrConfig, c.ChallengerShare)
 	}
-	return c.Limits.validate()
+	return c.Limits.Validate()
 }
 
 // predictor implements pb.PredictorServer over the models of a Models.

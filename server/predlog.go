@@ -39,17 +39,62 @@ type PredictionLogger interface {
 	LogPredictions(recs []PredictionRecord) error
 }
 
-// DefaultMaxLogBytes is the size at which a RotatingLog starts a new file.
-const DefaultMaxLogBytes = 64 << 20
+// Defaults of LogRetention.
+const (
+	// DefaultMaxLogBytes is the size at which a RotatingLog starts a new file.
+	DefaultMaxLogBytes = 64 << 20
+	// DefaultLogKeep is the number of rotated files kept.
+	DefaultLogKeep = 16
+	// DefaultLogTotalBytes bounds the bytes of all the log's files: a day of 2,000
+	// predictions/s is about 40 GB of JSON, so the default keeps the last few minutes
+	// to hours depending on traffic, never the disk.
+	DefaultLogTotalBytes = 1 << 30
+)
+
+// LogRetention bounds the disk a RotatingLog uses. Zero fields mean the defaults: there
+// is no unbounded setting, since a log that grows without bound fills the disk.
+type LogRetention struct {
+	// FileBytes is the size at which the current file is rotated.
+	FileBytes int64
+	// Keep is the number of rotated files kept; the oldest beyond it are removed.
+	Keep int
+	// TotalBytes bounds the rotated files and the current one together; the oldest
+	// rotated files are removed until they fit (the current file alone may reach
+	// FileBytes).
+	TotalBytes int64
+}
+
+// withDefaults returns r with zero fields set to their defaults.
+func (r LogRetention) withDefaults() LogRetention {
+	if r.FileBytes == 0 {
+		r.FileBytes = DefaultMaxLogBytes
+	}
+	if r.Keep == 0 {
+		r.Keep = DefaultLogKeep
+	}
+	if r.TotalBytes == 0 {
+		r.TotalBytes = DefaultLogTotalBytes
+	}
+	return r
+}
+
+// Validate returns an error wrapping ErrConfig when a field of r is negative.
+func (r LogRetention) Validate() error {
+	if r.FileBytes < 0 || r.Keep < 0 || r.TotalBytes < 0 {
+		return fmt.Errorf("%w: negative prediction log retention %+v", ErrConfig, r)
+	}
+	return nil
+}
 
 // RotatingLog writes prediction records as JSON lines to DIR/predictions.jsonl. When
-// the file would grow past its size limit it is closed and renamed to
-// predictions-<UTC time>.jsonl, and a new one is started; at most keep rotated files are
-// kept (the oldest are removed). Safe for concurrent use.
+// the file would grow past LogRetention.FileBytes it is closed and renamed to
+// predictions-<UTC time>.jsonl, and a new one is started; then the oldest rotated files
+// are removed until at most Keep remain and all files hold at most TotalBytes. It
+// writes and flushes on the caller's goroutine: serve it through an AsyncLog to keep
+// the disk off the request path. Safe for concurrent use.
 type RotatingLog struct {
-	dir      string
-	maxBytes int64
-	keep     int
+	dir string
+	ret LogRetention
 
 	mu   sync.Mutex // protects the fields below
 	f    *os.File
@@ -58,16 +103,16 @@ type RotatingLog struct {
 	buf  []byte
 }
 
-// OpenRotatingLog opens (appending) the prediction log in dir, creating dir if needed.
-// maxBytes zero means DefaultMaxLogBytes; keep zero keeps every rotated file.
-func OpenRotatingLog(dir string, maxBytes int64, keep int) (*RotatingLog, error) {
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxLogBytes
+// OpenRotatingLog opens (appending) the prediction log in dir, creating dir if needed,
+// with retention ret (zero fields meaning the defaults).
+func OpenRotatingLog(dir string, ret LogRetention) (*RotatingLog, error) {
+	if err := ret.Validate(); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("server: prediction log: %w", err)
 	}
-	l := &RotatingLog{dir: dir, maxBytes: maxBytes, keep: keep}
+	l := &RotatingLog{dir: dir, ret: ret.withDefaults()}
 	if err := l.openLocked(); err != nil {
 		return nil, err
 	}
@@ -103,7 +148,7 @@ func (l *RotatingLog) LogPredictions(recs []PredictionRecord) error {
 			return fmt.Errorf("server: prediction log: %w", err)
 		}
 		l.buf = append(append(l.buf[:0], b...), '\n')
-		if l.size > 0 && l.size+int64(len(l.buf)) > l.maxBytes {
+		if l.size > 0 && l.size+int64(len(l.buf)) > l.ret.FileBytes {
 			if err := l.rotateLocked(); err != nil {
 				return err
 			}
@@ -130,20 +175,38 @@ func (l *RotatingLog) rotateLocked() error {
 	if err := os.Rename(filepath.Join(l.dir, currentName), filepath.Join(l.dir, "predictions-"+stamp+".jsonl")); err != nil {
 		return fmt.Errorf("server: prediction log: %w", err)
 	}
-	if l.keep > 0 {
-		old, err := filepath.Glob(filepath.Join(l.dir, "predictions-*.jsonl"))
-		if err != nil {
-			return fmt.Errorf("server: prediction log: %w", err)
-		}
-		// Names sort by time: remove all but the newest keep.
-		for len(old) > l.keep {
-			if err := os.Remove(old[0]); err != nil {
-				return fmt.Errorf("server: prediction log: %w", err)
-			}
-			old = old[1:]
-		}
+	if err := l.pruneLocked(); err != nil {
+		return err
 	}
 	return l.openLocked()
+}
+
+// pruneLocked removes the oldest rotated files until at most Keep remain and they hold
+// at most TotalBytes less the FileBytes the current file may grow to.
+func (l *RotatingLog) pruneLocked() error {
+	old, err := filepath.Glob(filepath.Join(l.dir, "predictions-*.jsonl"))
+	if err != nil {
+		return fmt.Errorf("server: prediction log: %w", err)
+	}
+	sizes := make([]int64, len(old))
+	var total int64
+	for i, name := range old {
+		st, err := os.Stat(name)
+		if err != nil {
+			return fmt.Errorf("server: prediction log: %s: %w", name, err)
+		}
+		sizes[i] = st.Size()
+		total += sizes[i]
+	}
+	budget := max(l.ret.TotalBytes-l.ret.FileBytes, 0)
+	// Names sort by time: remove from the oldest.
+	for i := 0; i < len(old) && (len(old)-i > l.ret.Keep || total > budget); i++ {
+		if err := os.Remove(old[i]); err != nil {
+			return fmt.Errorf("server: prediction log: %w", err)
+		}
+		total -= sizes[i]
+	}
+	return nil
 }
 
 // Close flushes and closes the current file.

@@ -8,13 +8,17 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/sqpredict/sqpredict/client"
 	"github.com/sqpredict/sqpredict/internal/loadgen"
 	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
 )
@@ -35,17 +39,34 @@ func run(args []string) error {
 	batch := fs.Int("batch", 1000, "builds per request in batch mode")
 	changes := fs.Int("changes", 500, "pending changes per request in speculation mode")
 	concurrency := fs.Int("concurrency", 256, "requests in flight at most")
+	attempts := fs.Int("attempts", 1, "tries of each request: retries Unavailable and requests shed under load (RESOURCE_EXHAUSTED with RetryInfo); latencies include the retries")
+	acceptShed := fs.Bool("accept-shed", false, "count RESOURCE_EXHAUSTED answers (load shedding) apart instead of as failures")
+	tlsCA := fs.String("tls-ca", "", "connect with TLS, trusting the CA certificates of this PEM file")
+	tlsCert := fs.String("tls-cert", "", "client certificate (PEM) for a predictd with --tls-client-ca; with --tls-key and --tls-ca")
+	tlsKey := fs.String("tls-key", "", "client private key (PEM)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	conn, err := grpc.NewClient(*target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds := insecure.NewCredentials()
+	if *tlsCA != "" || *tlsCert != "" {
+		var err error
+		if creds, err = client.TLSCredentials(*tlsCA, *tlsCert, *tlsKey); err != nil {
+			return err
+		}
+	}
+	conn, err := grpc.NewClient(*target, grpc.WithTransportCredentials(creds), grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(1<<30)))
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	c := pb.NewPredictorClient(conn)
+	// Through client.Client, which retries Unavailable and shed requests up to
+	// --attempts times (1: never), the first retry after the server's RetryInfo delay.
+	c, err := client.New(conn, client.Config{MaxAttempts: *attempts, InitialBackoff: time.Millisecond})
+	if err != nil {
+		return err
+	}
 	rnd := rand.New(rand.NewPCG(1, 1))
 	var call func(ctx context.Context, i int) error
 	switch *mode {
@@ -71,11 +92,27 @@ func run(args []string) error {
 	if err := call(ctx, 0); err != nil {
 		return fmt.Errorf("warm-up call: %w", err)
 	}
+	var shed atomic.Int64
+	if *acceptShed {
+		inner := call
+		call = func(ctx context.Context, i int) error {
+			err := inner(ctx, i)
+			if status.Code(err) == codes.ResourceExhausted {
+				shed.Add(1)
+				return nil
+			}
+			return err
+		}
+	}
 	res, err := loadgen.Run(ctx, loadgen.Config{Rate: *rate, Duration: *duration, Concurrency: *concurrency, Call: call})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("mode %s rate %.0f/s duration %v: %v\n", *mode, *rate, *duration, res)
+	fmt.Printf("mode %s rate %.0f/s duration %v: %v", *mode, *rate, *duration, res)
+	if *acceptShed {
+		fmt.Printf(" shed %d (RESOURCE_EXHAUSTED, counted as answered)", shed.Load())
+	}
+	fmt.Println()
 	if res.FirstError != nil {
 		return errors.Join(fmt.Errorf("%d requests failed", res.Errors), res.FirstError)
 	}

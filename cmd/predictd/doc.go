@@ -32,4 +32,45 @@
 // bundle made with another key, or any such bundle without a key, is refused with an
 // error naming the key id it needs. Registry files are owner-only: run predictd as the
 // trainer's user.
+//
+// # Limits and hostile load
+//
+// Every limit is a flag whose default is the server package's Default* constant, and
+// GetModelInfo reports them (those its ServerLimits message has a field for):
+//
+//	--max-batch 10000            items in any list of a request
+//	--max-capacity 4096          speculation capacity
+//	--max-explored 262144        prefixes one speculation expands
+//	--max-prefix-words 4194304   prefix-assignment words one speculation stores
+//	--max-node-ids 262144        change ids one plan names
+//	--max-response-bytes 4MiB    response size (a plan loses its least likely nodes)
+//	--max-request-time 10s       run time whatever the deadline
+//	--max-recv-bytes 8MiB        request size (RESOURCE_EXHAUSTED above)
+//	--max-inflight 16            requests of one method at once; more are shed with
+//	                             RESOURCE_EXHAUSTED before being read, counted in
+//	                             predictd_requests_shed_total (raise it for small
+//	                             requests on a busy machine: see BENCHMARKS.md)
+//	--max-concurrent-streams 256 streams per connection
+//	--keepalive-min-time 10s     fastest client ping rate tolerated
+//	--keepalive-time 1m0s        ping a silent connection, and close it when the ack
+//	--keepalive-timeout 20s      does not come in time
+//	--max-connection-idle 15m0s  close a connection without requests
+//	--handshake-timeout 10s      connection setup (TLS handshake, HTTP/2 preface)
+//
+// # Authentication
+//
+// --tls-cert and --tls-key serve TLS; --tls-client-ca CA.pem adds mutual TLS, the
+// supported way to restrict who may call: a client must present a certificate signed by
+// a CA of that file, or its connection is refused. predictd-load and client.TLSCredentials
+// present one.
+//
+// # Prediction log
+//
+// --prediction-log DIR writes every prediction as a JSON line, off the request path: a
+// queue of at most --prediction-log-queue records (65536) drained by one goroutine;
+// when it is full, records are dropped and counted in
+// predictd_prediction_log_dropped_records_total, and requests never wait. Files rotate
+// at --prediction-log-file-bytes (64 MiB); the oldest rotated files are removed beyond
+// --prediction-log-keep (16) files or --prediction-log-max-bytes (1 GiB) in all. The
+// queue is drained and the file flushed at shutdown.
 package main

@@ -36,8 +36,14 @@ type config struct {
 	// (--author-key-file; "" means $SQPREDICT_AUTHOR_KEY_FILE, then none).
 	authorKeyFile   string
 	predictionLog   string
+	logRetention    server.LogRetention
+	logQueue        int
 	tlsCert, tlsKey string
+	// tlsClientCA, when set, names the PEM CA bundle client certificates must chain
+	// to (--tls-client-ca): mutual TLS.
+	tlsClientCA     string
 	maxBatch        int
+	limits          server.Limits
 	reloadInterval  time.Duration
 	shutdownTimeout time.Duration
 	reflection      bool
@@ -60,6 +66,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("--challenger-share %v is not in [0, 1]", c.challengerShare)
 	case (c.tlsCert == "") != (c.tlsKey == ""):
 		return errors.New("--tls-cert and --tls-key go together")
+	case c.tlsClientCA != "" && c.tlsCert == "":
+		return errors.New("--tls-client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)")
 	case c.maxBatch < 0:
 		return fmt.Errorf("--max-batch %d is negative", c.maxBatch)
 	case c.reloadInterval <= 0:
@@ -70,6 +78,15 @@ func (c *config) validate() error {
 		return errors.New("--repo needs --registry (the default bundle names its own repository)")
 	case c.logFormat != "text" && c.logFormat != "json":
 		return fmt.Errorf("--log-format %q is not text or json", c.logFormat)
+	}
+	if c.logQueue <= 0 {
+		return fmt.Errorf("--prediction-log-queue %d is not positive", c.logQueue)
+	}
+	if err := c.logRetention.Validate(); err != nil {
+		return fmt.Errorf("--prediction-log-*: %w", err)
+	}
+	if err := c.limits.Validate(); err != nil {
+		return fmt.Errorf("limit flags (--max-*, --keepalive-*, --handshake-timeout): %w", err)
 	}
 	return nil
 }
@@ -93,9 +110,15 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		"a comma-separated list of gbm-success (success), gbm-conflict (P-conf) and ngboost-normal (build time; ngboost-lognormal for older bundles whose champion is Normal), trained by trainer train --challengers; "+
 		"routed by --challenger-share or run in --shadow")
 	fs.StringVar(&c.predictionLog, "prediction-log", "", "folder of rotating JSON-lines prediction logs (default: none)")
+	fs.Int64Var(&c.logRetention.FileBytes, "prediction-log-file-bytes", server.DefaultMaxLogBytes, "size at which the prediction log starts a new file")
+	fs.IntVar(&c.logRetention.Keep, "prediction-log-keep", server.DefaultLogKeep, "rotated prediction log files kept (the oldest are removed)")
+	fs.Int64Var(&c.logRetention.TotalBytes, "prediction-log-max-bytes", server.DefaultLogTotalBytes, "bytes all prediction log files may hold together (the oldest are removed)")
+	fs.IntVar(&c.logQueue, "prediction-log-queue", server.DefaultLogQueue, "prediction records waiting for the disk at most; more are dropped and counted, requests never wait")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate file (PEM); with --tls-key")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key file (PEM)")
+	fs.StringVar(&c.tlsClientCA, "tls-client-ca", "", "CA certificates file (PEM): require client certificates signed by one of them (mutual TLS; needs --tls-cert)")
 	fs.IntVar(&c.maxBatch, "max-batch", server.DefaultMaxBatch, "largest number of items in any list of a request")
+	limitFlags(fs, &c.limits)
 	fs.DurationVar(&c.reloadInterval, "reload-interval", 10*time.Second, "how often to poll the registry's pointers")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long to drain requests before stopping hard")
 	fs.BoolVar(&c.reflection, "reflection", false, "register gRPC server reflection (default: on when --listen is a loopback address, off otherwise)")
@@ -126,6 +149,24 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// limitFlags defines the flags of l's fields, with server's defaults.
+func limitFlags(fs *flag.FlagSet, l *server.Limits) {
+	fs.IntVar(&l.MaxCapacity, "max-capacity", server.DefaultMaxCapacity, "largest speculation capacity a request may ask for")
+	fs.IntVar(&l.MaxExplored, "max-explored", server.DefaultMaxExplored, "tree prefixes one speculation may expand (a plan cut by it says truncated_by)")
+	fs.IntVar(&l.MaxPrefixWords, "max-prefix-words", server.DefaultMaxPrefixWords, "64-bit words of prefix assignments one speculation may store")
+	fs.IntVar(&l.MaxNodeIDs, "max-node-ids", server.DefaultMaxNodeIDs, "change ids the nodes of one plan may name in all")
+	fs.IntVar(&l.MaxResponseBytes, "max-response-bytes", server.DefaultMaxResponseBytes, "largest response in bytes; a plan above it loses its least likely nodes")
+	fs.DurationVar(&l.MaxRequestTime, "max-request-time", server.DefaultMaxRequestTime, "longest a request may run whatever its deadline")
+	fs.IntVar(&l.MaxRecvBytes, "max-recv-bytes", server.DefaultMaxRecvBytes, "largest request message in bytes (RESOURCE_EXHAUSTED above)")
+	fs.IntVar(&l.MaxInflight, "max-inflight", server.DefaultMaxInflight, "requests of one method running at once; more are shed with RESOURCE_EXHAUSTED before being read")
+	fs.IntVar(&l.MaxConcurrentStreams, "max-concurrent-streams", server.DefaultMaxConcurrentStreams, "streams one connection may have open at once")
+	fs.DurationVar(&l.KeepaliveMinTime, "keepalive-min-time", server.DefaultKeepaliveMinTime, "shortest interval between client pings tolerated (a client pinging faster is disconnected)")
+	fs.DurationVar(&l.KeepaliveTime, "keepalive-time", server.DefaultKeepaliveTime, "ping a connection silent for this long")
+	fs.DurationVar(&l.KeepaliveTimeout, "keepalive-timeout", server.DefaultKeepaliveTimeout, "close a connection whose ping is not acknowledged within this")
+	fs.DurationVar(&l.MaxConnectionIdle, "max-connection-idle", server.DefaultMaxConnectionIdle, "close a connection with no request for this long")
+	fs.DurationVar(&l.HandshakeTimeout, "handshake-timeout", server.DefaultHandshakeTimeout, "longest a new connection may take to set up (TLS handshake, HTTP/2 preface)")
 }
 
 func main() {

@@ -50,6 +50,12 @@ func TestParseFlags(t *testing.T) {
 		{"challenger models", []string{"-challenger-models", "gbm-success,ngboost-lognormal", "-shadow"}, ""},
 		{"unknown challenger model", []string{"-challenger-models", "gbm"}, "challenger model"},
 		{"version skips validation", []string{"-version", "-challenger-share", "2"}, ""},
+		{"client CA without TLS", []string{"-tls-client-ca", "ca.pem"}, "--tls-client-ca"},
+		{"negative inflight", []string{"-max-inflight", "-1"}, "--max-"},
+		{"negative keepalive", []string{"-keepalive-time", "-1s"}, "--keepalive-"},
+		{"zero log queue", []string{"-prediction-log-queue", "0"}, "--prediction-log-queue"},
+		{"negative log keep", []string{"-prediction-log-keep", "-1"}, "--prediction-log-"},
+		{"limits", []string{"-max-inflight", "4", "-max-recv-bytes", "33554432", "-max-concurrent-streams", "10", "-handshake-timeout", "2s"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parseFlags(tc.args, io.Discard)
@@ -278,6 +284,20 @@ func modelInfo(t *testing.T, grpcAddr string) *pb.GetModelInfoResponse {
 		t.Fatal(err)
 	}
 	return info
+}
+
+// TestRunLimitFlags: the limit flags reach the server and GetModelInfo reports them,
+// the defaults included. Issue 14 item 1.
+func TestRunLimitFlags(t *testing.T) {
+	grpcAddr, _, stop := startRun(t, "-max-inflight", "5", "-max-recv-bytes", "12345678", "-max-capacity", "99")
+	l := modelInfo(t, grpcAddr).GetLimits()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if l.GetMaxInflightPerMethod() != 5 || l.GetMaxRecvBytes() != 12345678 || l.GetMaxCapacity() != 99 ||
+		l.GetMaxResponseBytes() != server.DefaultMaxResponseBytes || l.GetMaxExplored() != server.DefaultMaxExplored {
+		t.Errorf("GetModelInfo limits = %v, want max_inflight 5, max_recv_bytes 12345678, max_capacity 99 and the defaults", l)
+	}
 }
 
 // TestRunChallengerModelsMissing: --challenger-models on a bundle trained without them

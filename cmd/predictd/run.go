@@ -38,6 +38,7 @@ import (
 //	             no champion at all ends run
 //	reload loop  registry.Watch + Reloader.Follow / cancel the watch, wait for Follow
 //	metrics      HTTP /metrics, /healthz, /readyz / Shutdown
+//	pred. log    AsyncLog.Run / Close (drains the queue), then RotatingLog.Close
 //
 // At stop it logs the requests served, drained and cut off; a stop that cut requests off
 // (Stop after --shutdown-timeout) returns an error, so the process exits non-zero.
@@ -94,19 +95,23 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	reloader := &server.Reloader{Models: models, Load: lo.ChallengerLoader(reg, repo, cfg.challengerModels),
 		ChallengerFollowsChampion: len(cfg.challengerModels) > 0, Metrics: metrics, Log: log, OnChampion: ready}
 
-	var predLog *server.RotatingLog
-	if cfg.predictionLog != "" {
-		if predLog, err = server.OpenRotatingLog(cfg.predictionLog, 0, 0); err != nil {
-			return err
-		}
-		defer func() { err = errors.Join(err, predLog.Close()) }()
-	}
 	scfg := server.Config{
 		Repo: repo, MaxBatch: cfg.maxBatch, ChallengerShare: cfg.challengerShare, Shadow: cfg.shadow,
-		Log: log, Metrics: metrics,
+		Log: log, Metrics: metrics, Limits: cfg.limits,
 	}
-	if predLog != nil {
-		scfg.PredictionLog = predLog
+	// Prediction log: a rotating file written by one goroutine from a bounded queue.
+	// The deferred stops run after the gRPC server's: the queue is drained, then the
+	// file flushed and closed.
+	if cfg.predictionLog != "" {
+		file, err := server.OpenRotatingLog(cfg.predictionLog, cfg.logRetention)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, file.Close()) }()
+		queue := server.NewAsyncLog(file, cfg.logQueue, metrics, log)
+		go queue.Run()
+		defer queue.Close()
+		scfg.PredictionLog = queue
 	}
 	svc, err := server.NewPredictor(scfg, models)
 	if err != nil {
@@ -117,13 +122,17 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	var tracker server.Tracker
 	var stopping atomic.Bool
 	isReady := func() bool { return models.Champion() != nil && !stopping.Load() }
-	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(tracker.UnaryInterceptor(), server.UnaryInterceptor(log, metrics))}
+	opts, err := server.ServerOptions(cfg.limits, metrics)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, grpc.ChainUnaryInterceptor(tracker.UnaryInterceptor(), server.UnaryInterceptor(log, metrics)))
 	if cfg.tlsCert != "" {
-		creds, err := credentials.NewServerTLSFromFile(cfg.tlsCert, cfg.tlsKey)
+		tc, err := tlsConfig(cfg.tlsCert, cfg.tlsKey, cfg.tlsClientCA)
 		if err != nil {
-			return fmt.Errorf("predictd: TLS: %w", err)
+			return err
 		}
-		opts = append(opts, grpc.Creds(creds))
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tc)))
 	}
 	gs := grpc.NewServer(opts...)
 	pb.RegisterPredictorServer(gs, svc)
@@ -233,7 +242,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 	stopReload := func() { cancelWatch(); <-followDone }
 
 	log.Info("serving", "listen", lis.Addr().String(), "repo", repo, "metrics", metricsAddr,
-		"challenger_share", cfg.challengerShare, "shadow", cfg.shadow, "challenger_models", strings.Join(cfg.challengerModels, ","), "reflection", cfg.reflection, "tls", cfg.tlsCert != "")
+		"challenger_share", cfg.challengerShare, "shadow", cfg.shadow, "challenger_models", strings.Join(cfg.challengerModels, ","), "reflection", cfg.reflection, "tls", cfg.tlsCert != "", "mtls", cfg.tlsClientCA != "")
 	if cfg.exampleOut != nil {
 		// Printed as is, not through the logger, so that it can be pasted into a shell.
 		fmt.Fprintf(cfg.exampleOut, "example request:\n  %s\n", exampleRequest(lis.Addr().String(), cfg))

@@ -1,0 +1,92 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	pathpkg "path"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
+)
+
+// LimitMaxInflight names Limits.MaxInflight in the errors of shed requests and in the
+// limit label of predictd_requests_shed_total.
+const LimitMaxInflight = "max_inflight"
+
+// ShedRetryDelay is the RetryInfo delay of a shed request: a slot of its method is
+// likely free again after it, since a request of the largest batch runs for well under
+// a second and most for a millisecond. client.Client retries such a request.
+const ShedRetryDelay = 10 * time.Millisecond
+
+// limiter bounds the requests of each Predictor method running at once. It works as a
+// gRPC tap handle: it runs when a stream's headers arrive, before its message is read or
+// decoded, so a shed request costs no memory beyond its headers. A slot is released
+// when the stream's context ends, which gRPC does for every stream it accepted, however
+// the call ends. Safe for concurrent use.
+type limiter struct {
+	max int64
+	m   *Metrics
+	// inflight maps every Predictor method's full name to its count, and shed to the
+	// status its refused requests get; both are read-only after newLimiter, so lookups
+	// need no lock.
+	inflight map[string]*atomic.Int64
+	shed     map[string]*status.Status
+}
+
+// newLimiter returns a limiter of max requests per Predictor method recording sheds
+// in m.
+func newLimiter(max int, m *Metrics) *limiter {
+	l := &limiter{max: int64(max), m: m, inflight: map[string]*atomic.Int64{}, shed: map[string]*status.Status{}}
+	for _, md := range pb.Predictor_ServiceDesc.Methods {
+		full := "/" + pb.Predictor_ServiceDesc.ServiceName + "/" + md.MethodName
+		l.inflight[full] = new(atomic.Int64)
+		l.shed[full] = shedStatus(md.MethodName, max)
+	}
+	return l
+}
+
+// shedStatus is the RESOURCE_EXHAUSTED status of a request of method shed at max in
+// flight: its message names the limit, a QuotaFailure says which, and a RetryInfo says
+// that the request may be retried (other RESOURCE_EXHAUSTED errors, such as a request
+// over --max-recv-bytes, carry none: retrying them cannot help).
+func shedStatus(method string, max int) *status.Status {
+	st := status.New(codes.ResourceExhausted, fmt.Sprintf(
+		"%s: %d requests of the method already in flight, the limit (--max-inflight); retry later", method, max))
+	withDetails, err := st.WithDetails(
+		&errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{
+			Subject: "method:" + method, Description: fmt.Sprintf("%s %d (--max-inflight)", LimitMaxInflight, max),
+		}}},
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(ShedRetryDelay)},
+	)
+	if err != nil {
+		panic("server: encoding shed status details: " + err.Error()) // fixed, valid messages
+	}
+	return withDetails
+}
+
+// tap admits the stream of info when its method has a free slot, and otherwise refuses
+// it with RESOURCE_EXHAUSTED naming the limit. Methods of other services (health,
+// reflection) are not limited. It runs under the transport's lock: it never blocks.
+func (l *limiter) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	n, ok := l.inflight[info.FullMethodName]
+	if !ok {
+		return ctx, nil
+	}
+	if n.Add(1) > l.max {
+		n.Add(-1)
+		l.m.shed(pathpkg.Base(info.FullMethodName), LimitMaxInflight)
+		return ctx, l.shed[info.FullMethodName].Err()
+	}
+	context.AfterFunc(ctx, func() { n.Add(-1) })
+	return ctx, nil
+}
+
+// compile-time check that tap is a tap.ServerInHandle.
+var _ tap.ServerInHandle = (*limiter)(nil).tap
