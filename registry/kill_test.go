@@ -21,7 +21,8 @@ const killChildEnv = "SQPREDICT_REGISTRY_KILL_CHILD"
 // SIGKILL at 20 moments drawn from a fixed seed (before, during and between publishes,
 // in every phase: writing files, fsyncs, the rename, the pointer swap), and checks after
 // each kill that the registry is readable: every listed version loads with its checksums,
-// the champion pointer names a version that loads, and a new publish succeeds. Which
+// the champion pointer names a version that loads; then a new publish succeeds and
+// removes every folder the killed publishes left. Which
 // phase a kill hits depends on the machine's timing, so the test asserts only what must
 // hold after any of them.
 func TestKillDuringPublish(t *testing.T) {
@@ -64,6 +65,9 @@ func TestKillDuringPublish(t *testing.T) {
 		t.Fatalf("champion after the last publish = %q, %v; want %q", c, err, v)
 	}
 	checkReadable(t, r, "after the last publish")
+	if left := tmpEntries(t, r, testRepo); len(left) > 0 {
+		t.Errorf("after the last publish %d temporary entries of killed publishes remain: %v", len(left), left)
+	}
 }
 
 // checkReadable fails the test unless every version of testRepo loads with its
