@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sqpredict/sqpredict/internal/atomicfile"
 )
 
 func TestRoleString(t *testing.T) {
@@ -154,15 +156,14 @@ func TestCrashLeavesOldChampion(t *testing.T) {
 	}
 	check("after crash")
 
-	// A young pointer leftover may belong to a running writer: Cleanup keeps it. The
-	// publish folders are locked by no Publish, so their publisher died: Cleanup
-	// removes them at once (issue 14 item 10).
+	// The pointer leftover and the publish folders are locked by no writer, so their
+	// writers died: Cleanup removes them at once (issue 14 item 10), sorted by folder.
 	var wantRemoved []string
-	for _, p := range []string{partial, unrenamed} {
+	for _, p := range []string{ptmp, partial, unrenamed} {
 		rel, _ := filepath.Rel(r.dir, p)
 		wantRemoved = append(wantRemoved, filepath.ToSlash(rel))
 	}
-	if !locksWork {
+	if !atomicfile.LocksWork {
 		wantRemoved = nil
 	}
 	if removed, err := r.Cleanup(testRepo); err != nil || !slices.Equal(removed, wantRemoved) {

@@ -422,7 +422,7 @@ func (r *Registry) Retain(repo string, n int) (removed []string, err error) {
 // publishPrefix starts the names of Publish's temporary folders.
 const publishPrefix = tmpPrefix + "publish-"
 
-// makePublishDir creates a temporary publish folder in dir and locks it (lockDir): the
+// makePublishDir creates a temporary publish folder in dir and locks it (atomicfile.TryLock): the
 // lock, held until the returned file is closed, tells Cleanup the folder is in use. A
 // Cleanup may lock and remove the folder between its creation and the lock; then the
 // lock fails, or the path no longer names the locked folder, and another is made.
@@ -431,7 +431,7 @@ func makePublishDir(dir string) (tmp string, lock *os.File, err error) {
 		if tmp, err = os.MkdirTemp(dir, publishPrefix+"*"); err != nil {
 			return "", nil, err
 		}
-		lock, ok, err := lockDir(tmp)
+		lock, ok, err := atomicfile.TryLock(tmp)
 		if err != nil {
 			return "", nil, errors.Join(err, os.RemoveAll(tmp))
 		}
@@ -452,10 +452,10 @@ func makePublishDir(dir string) (tmp string, lock *os.File, err error) {
 
 // Cleanup removes the temporary files and folders of repo left by a Publish, pointer
 // swap or Retain that crashed, and returns their paths relative to the registry. A
-// publish folder goes as soon as no Publish holds its lock (its publisher died, kill
-// -9 included); other temporary entries, whose writers hold no lock, once they are
-// older than StaleAge. Readers ignore them, so Cleanup is only housekeeping; Publish
-// calls it.
+// publish folder or a pointer swap's file goes as soon as no writer holds its lock (its
+// writer died, kill -9 included); other temporary entries (a Retain's), whose writers
+// hold no lock, once they are older than StaleAge. Readers ignore them, so Cleanup is
+// only housekeeping; Publish calls it.
 func (r *Registry) Cleanup(repo string) (removed []string, err error) {
 	if err := validRepo(repo); err != nil {
 		return nil, fmt.Errorf("registry: cleanup: %w", err)
@@ -481,8 +481,10 @@ func (r *Registry) Cleanup(repo string) (removed []string, err error) {
 				return removed, fmt.Errorf("registry: cleanup %s: %w", repo, err)
 			}
 			path := filepath.Join(dir, e.Name())
-			if locksWork && e.IsDir() && strings.HasPrefix(e.Name(), publishPrefix) {
-				gone, err := removeDeadPublish(path)
+			if atomicfile.LocksWork && (!e.IsDir() || strings.HasPrefix(e.Name(), publishPrefix)) {
+				// A publish folder or a file of atomicfile.Write (a pointer swap):
+				// both are locked by their writer while in use.
+				gone, err := removeDead(path)
 				if err != nil {
 					return removed, fmt.Errorf("registry: cleanup %s: %w", repo, err)
 				}
@@ -505,12 +507,12 @@ func (r *Registry) Cleanup(repo string) (removed []string, err error) {
 	return removed, nil
 }
 
-// removeDeadPublish removes the publish folder path when no Publish holds its lock,
-// holding the lock while it does so that the folder's creator, if it is just starting,
-// sees its lock fail and makes another (makePublishDir). It reports whether it removed
-// the folder.
-func removeDeadPublish(path string) (bool, error) {
-	lock, ok, err := lockDir(path)
+// removeDead removes the temporary publish folder or file path when no writer holds
+// its lock, holding the lock while it does so that the creator, if it is just starting,
+// sees its lock fail and makes another (makePublishDir, atomicfile.Write). It reports
+// whether it removed path.
+func removeDead(path string) (bool, error) {
+	lock, ok, err := atomicfile.TryLock(path)
 	if errors.Is(err, fs.ErrNotExist) || err == nil && !ok {
 		return false, nil // gone meanwhile, or in use
 	}

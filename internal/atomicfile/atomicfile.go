@@ -31,27 +31,24 @@ func Write(path string, perm fs.FileMode, fn func(w io.Writer) error) (err error
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, TempPrefix+base+"-*")
+	f, err := createLocked(dir, TempPrefix+base+"-*")
 	if err != nil {
 		return fmt.Errorf("atomicfile: %w", err)
 	}
 	tmp := f.Name()
-	closed, renamed := false, false
+	renamed := false
 	defer func() {
 		if renamed {
 			return
 		}
 		// An error, or a panic of fn: the temporary file is useless.
-		if !closed {
-			if cerr := f.Close(); cerr != nil {
-				err = errors.Join(err, fmt.Errorf("atomicfile: %w", cerr))
-			}
+		if cerr := f.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("atomicfile: %w", cerr))
 		}
 		if rerr := os.Remove(tmp); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			err = errors.Join(err, fmt.Errorf("atomicfile: %w", rerr))
 		}
 	}()
-
 	bw := bufio.NewWriterSize(f, bufSize)
 	if err := fn(bw); err != nil {
 		return err
@@ -66,15 +63,44 @@ func Write(path string, perm fs.FileMode, fn func(w io.Writer) error) (err error
 			return fmt.Errorf("atomicfile: writing %s: %w", path, err)
 		}
 	}
-	closed = true
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("atomicfile: %w", err)
-	}
+	// Renamed while still open, so that the lock covers the file until it has its
+	// final name: a cleanup never removes a temporary file its writer still needs.
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("atomicfile: %w", err)
 	}
 	renamed = true
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("atomicfile: %w", err)
+	}
 	return SyncDir(dir)
+}
+
+// createLocked creates a temporary file in dir, like os.CreateTemp, and locks it
+// (lock): the lock, held until the file is closed, tells a cleanup (TryLock) that the
+// file is in use. A cleanup may lock and remove the file between its creation and the
+// lock; then the lock fails, or the name no longer names the locked file, and another
+// is made.
+func createLocked(dir, pattern string) (*os.File, error) {
+	for range 8 {
+		f, err := os.CreateTemp(dir, pattern)
+		if err != nil {
+			return nil, err
+		}
+		ok, err := lock(f)
+		if err == nil && ok {
+			fi, ferr := f.Stat()
+			pi, perr := os.Stat(f.Name())
+			if ferr == nil && perr == nil && os.SameFile(fi, pi) {
+				return f, nil
+			}
+		}
+		f.Close()
+		if err != nil {
+			os.Remove(f.Name())
+			return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
+		}
+	}
+	return nil, fmt.Errorf("could not create a temporary file in %s: each was removed by a concurrent cleanup", dir)
 }
 
 // WriteFile replaces the file at path with data, atomically, like Write, and gives it

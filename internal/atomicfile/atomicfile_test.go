@@ -233,3 +233,39 @@ func TestSyncDir(t *testing.T) {
 		t.Errorf("SyncDir(%s) = %v, want fs.ErrNotExist", missing, err)
 	}
 }
+
+// TestTryLockTellsLiveFromDead checks the lock a Write holds on its temporary file:
+// TryLock fails on it while fn runs, and succeeds on a temporary file nobody holds (as
+// left by a writer killed mid-write).
+func TestTryLockTellsLiveFromDead(t *testing.T) {
+	if !LocksWork {
+		t.Skip("no flock on this platform: cleanups keep to their age rule")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pointer")
+	err := Write(path, 0o600, func(w io.Writer) error {
+		tmps, err := filepath.Glob(filepath.Join(dir, TempPrefix+"*"))
+		if err != nil || len(tmps) != 1 {
+			t.Fatalf("temporary files while writing: %v, %v; want one", tmps, err)
+		}
+		f, ok, err := TryLock(tmps[0])
+		if err != nil || ok {
+			f.Close()
+			t.Errorf("TryLock of a live temporary file = %v, %v; want false, nil", ok, err)
+		}
+		_, err = w.Write([]byte("v1\n"))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(dir, TempPrefix+"pointer-dead")
+	if err := os.WriteFile(dead, []byte("v0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, ok, err := TryLock(dead)
+	if err != nil || !ok {
+		t.Fatalf("TryLock of a dead temporary file = %v, %v; want true, nil", ok, err)
+	}
+	f.Close()
+}
