@@ -73,12 +73,7 @@ func TestCensoredFisherInformation(t *testing.T) {
 		for _, pt := range testPoints {
 			p := [2]float64{pt.loc, pt.ls}
 			sigma := math.Exp(pt.ls)
-			y := func(tv float64) float64 {
-				if f == LogNormal {
-					return math.Exp(tv)
-				}
-				return tv
-			}
+			y := func(tv float64) float64 { return fromWorking(f, tv) }
 			for _, k := range []float64{-1, 0, 1.5} {
 				c := pt.loc + k*sigma
 				q := 0.5 * math.Erfc(k/math.Sqrt2)
