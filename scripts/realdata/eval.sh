@@ -229,11 +229,12 @@ END {
 		}
 		printf "\n"
 		if (nbt[src] > 0) {
-			printf "## %s: build time per repository\n\n| repo | holdout n | champion NLL | repo LogNormal NLL | Zuul mean-10 NLL | champion median APE | Zuul median APE | repo LogNormal median APE | 80%% coverage | 95%% coverage | Normal challenger NLL |\n|---|---|---|---|---|---|---|---|---|---|---|\n", src
+			printf "## %s: build time per repository\n\n| repo | holdout n | champion NLL | repo LogNormal NLL | Zuul mean-10 NLL | champion median APE | Zuul median APE | repo LogNormal median APE | 80%% coverage | 95%% coverage | relative | Normal challenger NLL |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", src
 			for (r = 1; r <= nbt[src]; r++) {
 				split(bt[src, r], v, "\t")
-				printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v[c["repo"]], v[c["b_n"]], f(v[c["b_nll"]], 2), f(v[c["b_repolognormal_nll"]], 2), f(v[c["b_zuul_nll"]], 2), \
-					f(v[c["b_mdape"]], 1) "%", f(v[c["b_zuul_mdape"]], 1) "%", f(v[c["b_repolognormal_mdape"]], 1) "%", pct(v[c["b_cov80"]]), pct(v[c["b_cov95"]]), f(v[c["b_normal_nll"]], 2)
+				printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v[c["repo"]], v[c["b_n"]], f(v[c["b_nll"]], 2), f(v[c["b_repolognormal_nll"]], 2), f(v[c["b_zuul_nll"]], 2), \
+					f(v[c["b_mdape"]], 1) "%", f(v[c["b_zuul_mdape"]], 1) "%", f(v[c["b_repolognormal_mdape"]], 1) "%", pct(v[c["b_cov80"]]), pct(v[c["b_cov95"]]), \
+					v[c["b_relative"]] == 1 ? "yes" : (v[c["b_relative"]] == 0 ? "no" : "—"), f(v[c["b_normal_nll"]], 2)
 			}
 			printf "\n"
 		}
