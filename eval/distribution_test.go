@@ -179,3 +179,34 @@ func TestPredictiveStdDev(t *testing.T) {
 		t.Errorf("LogNormal StdDev = %v, want %v", got, want)
 	}
 }
+
+// TestPointForecast checks the point forecast of both families, the median unless
+// MeanPoint, and that EvaluateDistribution's point errors are of it (issue 12: the
+// LogNormal's mean, pulled up by its tail, made its APE worse than Zuul's).
+func TestPointForecast(t *testing.T) {
+	t.Parallel()
+	y := []float64{2, 100, 2.5, 1}
+	for _, tc := range []struct {
+		name string
+		p    Predictive
+		want []float64
+	}{
+		{"normal", normalRows, normalRows.Mu},
+		{"lognormal median", logNormalRows, []float64{1, 100, math.E, math.Exp(0.5)}},
+		{"lognormal mean", Predictive{Family: FamilyLogNormal, Mu: logNormalRows.Mu, Sigma: logNormalRows.Sigma, MeanPoint: true}, logNormalMean},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i, want := range tc.want {
+				if got := tc.p.Point(i); !scalar.EqualWithinAbsOrRel(got, want, distTol, distTol) {
+					t.Errorf("Point(%d) = %v, want %v", i, got, want)
+				}
+			}
+			yy := y[:len(tc.want)]
+			got := EvaluateDistribution(tc.p, yy).Point
+			if want := EvaluateRegression(yy, tc.want); !scalar.EqualWithinAbsOrRel(got.MdAPE, want.MdAPE, distTol, distTol) ||
+				!scalar.EqualWithinAbsOrRel(got.RMSE, want.RMSE, distTol, distTol) {
+				t.Errorf("EvaluateDistribution(...).Point = %+v, want %+v", got, want)
+			}
+		})
+	}
+}

@@ -243,7 +243,10 @@ func (b *Baseline) Predict(dst []float64, x mat.Matrix) []float64 {
 // Predictive returns the baseline's LogNormal distributions of the rows of t, a table of
 // its kind. It panics for a classification baseline.
 func (b *Baseline) Predictive(t *features.Table) eval.Predictive {
-	p := eval.Predictive{Family: eval.FamilyLogNormal, Mu: make([]float64, t.NRows()), Sigma: make([]float64, t.NRows())}
+	// zuul-mean10's point forecast is Zuul's estimate itself, its LogNormal's mean; the
+	// repository LogNormal's is its median, like the NGBoost models' (eval.Predictive.Point).
+	p := eval.Predictive{Family: eval.FamilyLogNormal, Mu: make([]float64, t.NRows()), Sigma: make([]float64, t.NRows()),
+		MeanPoint: b.name == BaselineZuulMean10}
 	for r := range p.Mu {
 		p.Mu[r], p.Sigma[r] = b.LogNormal(t.Row(r))
 	}

@@ -15,12 +15,17 @@ import (
 )
 
 // FileBuildTimeBounds holds the parameter bounds of a bundle's NGBoost build-time models
-// (ParamBounds), by model name. Bundles published before the bounds existed lack it, and
+// (ParamBounds), by model name, and the reference of those whose location is relative
+// to a recent mean (Relative). Bundles published before the bounds existed lack it, and
 // their models predict unclipped.
 const FileBuildTimeBounds = "buildtime.bounds.json"
 
-// BoundsVersion is the format version of FileBuildTimeBounds.
-const BoundsVersion = 1
+// BoundsVersion is the format version of FileBuildTimeBounds that WriteJSON writes when
+// a model is relative: version 2 adds the "relative" object. A file without relative
+// models is written as version 1, as before, and both versions are read; a reader that
+// knows only version 1 refuses a bundle with relative models instead of serving their
+// relative locations as absolute ones.
+const BoundsVersion = 2
 
 // ParamBounds are the closed intervals the boosted parameters of an NGBoost build-time
 // model are clipped to: Loc (the mean of Y for a Normal, of log Y for a LogNormal) and
@@ -76,15 +81,20 @@ func (b ParamBounds) valid() bool {
 }
 
 // BuildTimeModel is an NGBoost build-time model of a bundle with the bounds its
-// predicted parameters are clipped to. Every prediction method of the embedded model is
-// overridden to clip, so that the scorer, the evaluation and the trainer's checks see
-// the same numbers. Make one with NewBuildTimeModel, which refuses the families a bundle
-// cannot serve. A BuildTimeModel is read-only and safe for concurrent use.
+// predicted parameters are clipped to and, for a relative model, the reference duration
+// its location is relative to. Every prediction method of the embedded model is
+// overridden to clip and add the reference, so that the scorer, the evaluation and the
+// trainer's checks see the same numbers. Make one with NewBuildTimeModel, which refuses
+// the families a bundle cannot serve. A BuildTimeModel is read-only and safe for
+// concurrent use.
 type BuildTimeModel struct {
 	*ngboost.Model
 	// Bounds clip the predicted parameters; nil means none (bundles without
-	// FileBuildTimeBounds).
+	// FileBuildTimeBounds). For a relative model they bound the relative location.
 	Bounds *ParamBounds
+	// Relative, when not nil, makes the model's location relative to a reference
+	// duration read from each row (see Relative); nil means absolute.
+	Relative *Relative
 }
 
 // ErrBuildTimeFamily is an NGBoost whose distribution family a bundle cannot hold as a
@@ -125,12 +135,18 @@ func (m *BuildTimeModel) File() string {
 	return FileBuildTime
 }
 
-// PredictParams is ngboost.Model.PredictParams with the parameters clipped to Bounds.
+// PredictParams is ngboost.Model.PredictParams with the parameters clipped to Bounds
+// and, for a relative model, the log of each row's reference added to the location.
 func (m *BuildTimeModel) PredictParams(dst []float64, x mat.Matrix) []float64 {
 	dst = m.Model.PredictParams(dst, x)
 	if b := m.Bounds; b != nil {
 		for i := 0; i+1 < len(dst); i += 2 {
 			dst[i], dst[i+1] = clip(dst[i], b.Loc), clip(dst[i+1], b.LogScale)
+		}
+	}
+	if r := m.Relative; r != nil {
+		for i := 0; i+1 < len(dst); i += 2 {
+			dst[i] += math.Log(r.ReferenceOf(x.At(i/2, r.col)))
 		}
 	}
 	return dst
@@ -157,12 +173,16 @@ func (m *BuildTimeModel) PredictDist(x mat.Matrix) []ngboost.Dist {
 	return out
 }
 
-// PredictRow is ngboost.Model.PredictRow of the clipped parameters.
+// PredictRow is ngboost.Model.PredictRow of the clipped parameters, relative ones
+// moved to the row's reference.
 func (m *BuildTimeModel) PredictRow(row []float64) ngboost.Dist {
 	d := m.Model.PredictRow(row)
 	if b := m.Bounds; b != nil {
 		d.Loc = clip(d.Loc, b.Loc)
 		d.Scale = math.Exp(clip(math.Log(d.Scale), b.LogScale))
+	}
+	if r := m.Relative; r != nil {
+		d.Loc += math.Log(r.ReferenceOf(row[r.col]))
 	}
 	return d
 }
@@ -171,14 +191,24 @@ func (m *BuildTimeModel) PredictRow(row []float64) ngboost.Dist {
 type boundsJSON struct {
 	FormatVersion int                    `json:"format_version"`
 	Models        map[string]ParamBounds `json:"models"`
+	// Relative holds the relative models' references, by model name (version 2).
+	Relative map[string]Relative `json:"relative,omitempty"`
 }
 
-// writeBounds writes the bounds of the models among ms that have some.
+// writeBounds writes the bounds of the models among ms that have some, and the
+// references of the relative ones; version 1 when none is relative.
 func writeBounds(w io.Writer, ms ...*BuildTimeModel) error {
-	j := boundsJSON{FormatVersion: BoundsVersion, Models: map[string]ParamBounds{}}
+	j := boundsJSON{FormatVersion: 1, Models: map[string]ParamBounds{}}
 	for _, m := range ms {
 		if m != nil && m.Bounds != nil {
 			j.Models[m.Name()] = *m.Bounds
+		}
+		if m != nil && m.Relative != nil {
+			if j.Relative == nil {
+				j.Relative = map[string]Relative{}
+			}
+			j.Relative[m.Name()] = *m.Relative
+			j.FormatVersion = BoundsVersion
 		}
 	}
 	data, err := json.MarshalIndent(j, "", "  ")
@@ -197,8 +227,8 @@ func readBounds(data []byte, ms ...*BuildTimeModel) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	if j.FormatVersion != BoundsVersion {
-		return fmt.Errorf("format version %d, want %d", j.FormatVersion, BoundsVersion)
+	if j.FormatVersion != 1 && j.FormatVersion != BoundsVersion || j.FormatVersion == 1 && j.Relative != nil {
+		return fmt.Errorf("format version %d, want 1 or %d (relative models need %d)", j.FormatVersion, BoundsVersion, BoundsVersion)
 	}
 	names := make([]string, 0, len(j.Models))
 	for n := range j.Models {
@@ -215,6 +245,26 @@ func readBounds(data []byte, ms ...*BuildTimeModel) error {
 			return fmt.Errorf("bounds of model %s, which the bundle lacks", n)
 		}
 		ms[i].Bounds = &b
+	}
+	names = names[:0]
+	for n := range j.Relative {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		i := slices.IndexFunc(ms, func(m *BuildTimeModel) bool { return m != nil && m.Name() == n })
+		if i < 0 {
+			return fmt.Errorf("reference of model %s, which the bundle lacks", n)
+		}
+		r := j.Relative[n]
+		rel, err := NewRelative(ms[i].Model, r.FallbackS)
+		if err != nil {
+			return fmt.Errorf("model %s: %w", n, err)
+		}
+		if r.Column != rel.Column {
+			return fmt.Errorf("model %s: relative to column %q, want %q", n, r.Column, rel.Column)
+		}
+		ms[i].Relative = rel
 	}
 	return nil
 }

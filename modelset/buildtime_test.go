@@ -36,40 +36,51 @@ func TestBadBounds(t *testing.T) {
 		{"reversed", `{"format_version":1,"models":{"%s":{"loc":[2,1],"log_scale":[0,1]}}}`},
 		{"unknown model", `{"format_version":1,"models":{"gbm":{"loc":[1,2],"log_scale":[0,1]}}}`},
 		{"version", `{"format_version":9,"models":{}}`},
+		{"relative in version 1", `{"format_version":1,"models":{},"relative":{"%s":{"column":"log1p_repo_mean10_success_duration","fallback_s":100}}}`},
+		{"relative unknown model", `{"format_version":2,"models":{},"relative":{"gbm":{"column":"log1p_repo_mean10_success_duration","fallback_s":100}}}`},
+		{"relative column", `{"format_version":2,"models":{},"relative":{"%s":{"column":"speculation_height","fallback_s":100}}}`},
+		{"relative fallback", `{"format_version":2,"models":{},"relative":{"%s":{"column":"log1p_repo_mean10_success_duration","fallback_s":0}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, m := loadDefault(t)
 			body := strings.ReplaceAll(tc.body, "%s", m.BuildTime.Name())
-			// Rewrite the bundle with the file added, checksummed, as a publish would.
 			files, err := m.Files()
 			if err != nil {
 				t.Fatal(err)
 			}
 			files[modelset.FileBuildTimeBounds] = []byte(body)
-			reg, err := registry.Open(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, err := reg.Publish(t.Context(), "x", func(d string) error {
-				for n, data := range files {
-					if err := os.WriteFile(filepath.Join(d, n), data, 0o600); err != nil {
-						return err
-					}
-				}
-				return nil
-			}, b.Manifest, registry.PublishOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			nb, err := reg.Load("x", v, modelset.SchemaHash())
-			if err != nil {
-				t.Fatal(err)
-			}
+			nb := republish(t, b, files)
 			if _, err := modelset.LoadModels(nb); err == nil || !strings.Contains(err.Error(), modelset.FileBuildTimeBounds) {
 				t.Errorf("LoadModels = %v, want an error naming %s", err, modelset.FileBuildTimeBounds)
 			}
 		})
 	}
+}
+
+// republish publishes files with b's manifest into a new registry, checksummed as a
+// publish would, and returns the loaded bundle.
+func republish(t *testing.T, b *registry.Bundle, files map[string][]byte) *registry.Bundle {
+	t.Helper()
+	reg, err := registry.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := reg.Publish(t.Context(), "x", func(d string) error {
+		for n, data := range files {
+			if err := os.WriteFile(filepath.Join(d, n), data, 0o600); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, b.Manifest, registry.PublishOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb, err := reg.Load("x", v, modelset.SchemaHash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nb
 }
 
 // TestNewBuildTimeModel fits a small NGBoost of every family: the Normal and the

@@ -12,7 +12,8 @@
 // JSON), the build-time champion FileBuildTimeLogNormal (NGBoost LogNormal,
 // models/ngboost JSON; FileBuildTime, the NGBoost Normal, in bundles published before
 // LogNormal became the champion), FileBuildTimeBounds (the NGBoost parameter bounds,
-// ParamBounds), the challengers FileSuccessGBM and FileConflictGBM (LightGBM text) and
+// ParamBounds, and the reference of a champion relative to the recent mean, Relative),
+// the challengers FileSuccessGBM and FileConflictGBM (LightGBM text) and
 // the other family's NGBoost (Models.BuildTimeChallenger), one
 // baseline.<name>.json per fitted baseline (format BaselineVersion, see
 // Baseline.WriteJSON), FileDevTable and FileFeatures (the schema names and hashes). The

@@ -147,7 +147,7 @@ func (m *Models) Files() (map[string][]byte, error) {
 			}
 		}
 	}
-	if m.BuildTime != nil && m.BuildTime.Bounds != nil || m.BuildTimeChallenger != nil && m.BuildTimeChallenger.Bounds != nil {
+	if hasAdjustments(m.BuildTime) || hasAdjustments(m.BuildTimeChallenger) {
 		if err := put(FileBuildTimeBounds, func(w io.Writer) error { return writeBounds(w, m.BuildTime, m.BuildTimeChallenger) }); err != nil {
 			return nil, err
 		}
@@ -175,6 +175,11 @@ func (m *Models) Files() (map[string][]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// hasAdjustments reports whether m has bounds or a reference for FileBuildTimeBounds.
+func hasAdjustments(m *BuildTimeModel) bool {
+	return m != nil && (m.Bounds != nil || m.Relative != nil)
 }
 
 // LoadModels reads every model of the verified bundle b (from registry.Load or

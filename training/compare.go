@@ -301,16 +301,17 @@ func distributionComparison(y []float64, pa, pb eval.Predictive, ma, mb eval.Dis
 	d.add("NLL", eval.LowerIsBetter, pd, err)
 	pd, err = eval.PairedBootstrapMean(crps(pa), crps(pb), eval.LowerIsBetter, bc)
 	d.add("CRPS (s)", eval.LowerIsBetter, pd, err)
-	// MAPE over the rows with y != 0, as eval.MAPE.
+	// MAPE of the point forecasts (eval.Predictive.Point) over the rows with y != 0, as
+	// eval.MAPE.
 	var apeA, apeB []float64
 	for i := range y {
 		if y[i] != 0 {
-			apeA = append(apeA, 100*math.Abs(pa.Mean(i)-y[i])/math.Abs(y[i]))
-			apeB = append(apeB, 100*math.Abs(pb.Mean(i)-y[i])/math.Abs(y[i]))
+			apeA = append(apeA, 100*math.Abs(pa.Point(i)-y[i])/math.Abs(y[i]))
+			apeB = append(apeB, 100*math.Abs(pb.Point(i)-y[i])/math.Abs(y[i]))
 		}
 	}
 	pd, err = eval.PairedBootstrapMean(apeA, apeB, eval.LowerIsBetter, bc)
-	d.add("MAPE of mean (%)", eval.LowerIsBetter, pd, err)
+	d.add("MAPE of point forecast (%)", eval.LowerIsBetter, pd, err)
 	// Coverage is best at its nominal level, not at 1: compare the distance to it.
 	ca, cb := cover(pa), cover(pb)
 	pd, err = eval.PairedBootstrapFunc(len(y), func(rows []int) (a, b float64) {

@@ -152,7 +152,23 @@ type NGBoostParams struct {
 	// early stopping.
 	EarlyStoppingRounds int     `json:"early_stopping_rounds,omitempty"`
 	ValidationFraction  float64 `json:"validation_fraction,omitempty"`
+	// Relative says whether the LogNormal champion models the duration relative to the
+	// recent mean of succeeded builds (modelset.Relative): RelativeAuto ("", the
+	// default) chooses per fit on the inner validation rows (SelectRelative),
+	// RelativeOn and RelativeOff force it. The Normal challenger is always absolute.
+	Relative string `json:"relative,omitempty"`
+	// DropAborted fits both NGBoost models on the succeeded and failed builds only, as
+	// before issue 12, instead of adding the aborted builds as right-censored rows
+	// (censored.go).
+	DropAborted bool `json:"drop_aborted,omitempty"`
 }
+
+// The values of NGBoostParams.Relative.
+const (
+	RelativeAuto = ""
+	RelativeOn   = "on"
+	RelativeOff  = "off"
+)
 
 // Gate is the largest degradation of one metric, relative to the current champion, that
 // still lets a new bundle be published. A degradation is the new value minus the old one
@@ -285,6 +301,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: conflict_prior %g is not in [0, 1)", ErrConfig, c.ConflictPrior)
 	case c.BuildTime.EarlyStoppingRounds < -1:
 		return fmt.Errorf("%w: buildtime.early_stopping_rounds %d is below -1", ErrConfig, c.BuildTime.EarlyStoppingRounds)
+	case c.BuildTime.Relative != RelativeAuto && c.BuildTime.Relative != RelativeOn && c.BuildTime.Relative != RelativeOff:
+		return fmt.Errorf("%w: buildtime.relative %q is not %q (chosen on validation), %q or %q", ErrConfig, c.BuildTime.Relative, RelativeAuto, RelativeOn, RelativeOff)
 	}
 	for _, ch := range c.Challengers {
 		if !slices.Contains(challengers, ch) {

@@ -51,6 +51,7 @@ func TestLoadConfig(t *testing.T) {
 		{"bad gate metric", `{"gates": {"success.speed": {"max_rel": 0.1}}}`, "success.speed"},
 		{"negative gate", `{"gates": {"success.auc": {"max_abs": -1}}}`, "negative"},
 		{"bad challenger", `{"challengers": ["svm"]}`, "svm"},
+		{"bad relative", `{"buildtime": {"relative": "yes"}}`, "buildtime.relative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, tc.name+".json")

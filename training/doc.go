@@ -24,6 +24,14 @@
 // Both NGBoost models have their parameters clipped to the range their predictions span
 // on their training rows (modelset.ParamBounds, written to buildtime.bounds.json), and
 // build durations below MinDuration (1 s) are raised to it in every build-time table.
+// Both also fit the aborted builds of their rows as right-censored durations (they ran
+// at least duration_s; censored.go, ngboost.FitCensored), unless
+// NGBoostParams.DropAborted: dropping them, the long builds the queue gave up on, biases
+// the durations short. The metrics score finished builds only. The LogNormal champion
+// may model the duration relative to the recent mean of succeeded builds
+// (modelset.Relative, relative.go): by default each fit chooses it on its inner
+// validation rows (SelectRelative), and metrics.json records the holdout model's choice
+// as buildtime.relative.
 //
 // Hyper-parameters that no one default serves from a real repository's few hundred
 // rows to a synthetic world's tens of thousands are chosen on validation inside each
@@ -115,8 +123,10 @@
 // Metric keys are "<section>.<metric>" for the champion and "<section>.<model>.<metric>"
 // for challengers (e.g. "buildtime.ngboost-normal.nll"), with sections success, conflict and buildtime. Classifier metrics:
 // n, failures, accuracy, auc, pr_auc, log_loss, brier, ece, failure_precision,
-// failure_recall, failure_f1. Build-time metrics: n, mape (of the predictive mean, in
-// percent), rmse, mae, nll, crps, coverage50, coverage80, coverage95. When the history has
+// failure_recall, failure_f1. Build-time metrics: n, mape and mdape (mean and median
+// absolute percentage error, in percent), rmse and mae, all of the point forecast
+// (eval.Predictive.Point: the predictive median, and for zuul-mean10 Zuul's estimate,
+// its mean), nll, crps, coverage50, coverage80, coverage95. When the history has
 // ground truth (synthetic histories) the same metrics of the true probabilities or true
 // log-normal distribution appear under the model name "truth", and bayes_gap_log_loss
 // (classifiers) or bayes_gap_nll (build time) is the model's value minus the truth's: how

@@ -363,13 +363,13 @@ func evaluate(t tables, pr *Predictions, title, subtitle string) (*Evaluation, e
 			if !ok {
 				continue
 			}
-			mean := make([]float64, p.Len())
-			for i := range mean {
-				mean[i] = p.Mean(i)
+			point := make([]float64, p.Len())
+			for i := range point {
+				point[i] = p.Point(i)
 			}
 			sec.Plots = append(sec.Plots, &report.PredictedActual{
 				Title: "build time: " + roleOf(model), Model: roleOf(model), Label: "build time (s)",
-				Predicted: mean, Actual: tb.Y, Log: allPositive(mean) && allPositive(tb.Y),
+				Predicted: point, Actual: tb.Y, Log: allPositive(point) && allPositive(tb.Y),
 			})
 		}
 		sec.Metrics = append(sec.Metrics, sizeBucketMetrics(tb, preds)...)
@@ -477,7 +477,7 @@ func sizeBucketMetrics(tb *features.Table, preds map[string]eval.Predictive) []r
 			continue
 		}
 		name := fmt.Sprintf("%s (%d rows)", labels[k], len(rows))
-		mape := report.Metric{Name: "MAPE of mean (%), " + name, Better: "lower", Values: map[string]float64{}}
+		mape := report.Metric{Name: "MAPE of point forecast (%), " + name, Better: "lower", Values: map[string]float64{}}
 		c80 := report.Metric{Name: "80% interval coverage, " + name, Values: map[string]float64{}}
 		c95 := report.Metric{Name: "95% interval coverage, " + name, Values: map[string]float64{}}
 		for model, p := range preds {
@@ -490,7 +490,7 @@ func sizeBucketMetrics(tb *features.Table, preds map[string]eval.Predictive) []r
 			for _, r := range rows {
 				y := tb.Y[r]
 				if y != 0 {
-					ape += 100 * math.Abs(p.Mean(r)-y) / math.Abs(y)
+					ape += 100 * math.Abs(p.Point(r)-y) / math.Abs(y)
 					nAPE++
 				}
 				if y >= p.Quantile(r, 0.1) && y <= p.Quantile(r, 0.9) {
@@ -513,7 +513,7 @@ func sizeBucketMetrics(tb *features.Table, preds map[string]eval.Predictive) []r
 }
 
 // buildTimeScatters returns the diagnostic scatters of the build-time models: the
-// residual (actual − predicted mean) against the speculation height, where a model that
+// residual (actual − point forecast) against the speculation height, where a model that
 // ignores the height shows a trend, and the predicted standard deviation against the
 // build size. The champion's predictions are preds[ModelNGBoost], the challenger's
 // preds[challenger] (the challenger's own name, ModelNGBoostNormal since LogNormal became
@@ -544,10 +544,10 @@ func buildTimeScatters(tb *features.Table, preds map[string]eval.Predictive, cha
 		return series
 	}
 	if h := featureColumn(tb, "speculation_height"); h != nil {
-		if s := scatter(h, func(p eval.Predictive, r int) float64 { return tb.Y[r] - p.Mean(r) }); len(s) > 0 {
+		if s := scatter(h, func(p eval.Predictive, r int) float64 { return tb.Y[r] - p.Point(r) }); len(s) > 0 {
 			out = append(out, &report.Scatter{
 				Title: "build time: residual against speculation height", XLabel: "speculation height (changes ahead on the build's path)",
-				YLabel: "actual − predicted mean (s)", Series: s, HasRefY: true, JitterX: 0.15,
+				YLabel: "actual − point forecast (s)", Series: s, HasRefY: true, JitterX: 0.15,
 				Note: "Each point is a holdout build. Points above the dashed line took longer than predicted; a trend with the height means the model misses how the path's length changes build time.",
 			})
 		}

@@ -14,9 +14,12 @@ import (
 	"github.com/sqpredict/sqpredict/modelset"
 )
 
-// tables are the three feature tables of one set of rows.
+// tables are the three feature tables of one set of rows, and the aborted builds whose
+// durations the NGBoost models fit as right-censored (censored.go; nil when not built,
+// as for an evaluation).
 type tables struct {
 	success, conflict, buildtime *features.Table
+	aborted                      *features.Table
 }
 
 // fitAll fits the champions, the requested challengers and the baselines on t. A model
@@ -74,7 +77,7 @@ func fitAll(ctx context.Context, t tables, cfg *Config, stage func(name string))
 		{FileSuccess, t.success, true, true, false, func() error { m.Success, err = fitLogistic(ctx, t.success, cfg.Success); return err }, nil},
 		{FileConflict, t.conflict, true, true, false, func() error { m.Conflict, err = fitLogistic(ctx, t.conflict, cfg.Conflict); return err }, nil},
 		{FileBuildTimeLogNormal, t.buildtime, false, true, false, func() error {
-			m.BuildTime, err = fitNGBoost(ctx, t.buildtime, ngboost.LogNormal, cfg)
+			m.BuildTime, err = fitBuildTimeChampion(ctx, t.buildtime, t.aborted, cfg)
 			return err
 		}, nil},
 		{FileSuccessGBM, t.success, true, cfg.has(ChallengerGBMSuccess), true, func() error { m.SuccessGBM, err = fitGBM(ctx, t.success, cfg); return err },
@@ -84,7 +87,7 @@ func fitAll(ctx context.Context, t tables, cfg *Config, stage func(name string))
 			return err
 		}, func() { m.ConflictGBM = nil }},
 		{FileBuildTime, t.buildtime, false, cfg.has(ChallengerNGBoostNormal), true, func() error {
-			m.BuildTimeChallenger, err = fitNGBoost(ctx, t.buildtime, ngboost.Normal, cfg)
+			m.BuildTimeChallenger, err = fitNGBoost(ctx, t.buildtime, t.aborted, ngboost.Normal, cfg, false)
 			return err
 		}, func() { m.BuildTimeChallenger = nil }},
 	}
@@ -166,12 +169,25 @@ func fitLogisticC(ctx context.Context, t *features.Table, p LogisticParams, clip
 	return m, nil
 }
 
-// fitNGBoost fits an NGBoost of family fam on the build-time table t and bounds its
-// parameters to the range its predictions span on t's rows (modelset.ParamBounds).
-func fitNGBoost(ctx context.Context, t *features.Table, fam ngboost.Family, cfg *Config) (*modelset.BuildTimeModel, error) {
-	x, err := design(t)
+// fitNGBoost fits an NGBoost of family fam on the build-time table t, with the aborted
+// builds a as right-censored rows (nil, or cfg.BuildTime.DropAborted, for none), and
+// bounds its parameters to the range its predictions span on those rows
+// (modelset.ParamBounds). With relative (a LogNormal only) it fits the durations
+// divided by each row's recent mean (modelset.Relative, with the geometric mean of t's
+// durations as the fallback), and the bounds are those of the relative location.
+func fitNGBoost(ctx context.Context, t, a *features.Table, fam ngboost.Family, cfg *Config, relative bool) (*modelset.BuildTimeModel, error) {
+	if cfg.BuildTime.DropAborted {
+		a = nil
+	}
+	x, y, cens, err := censoredDesign(t, a)
 	if err != nil {
 		return nil, err
+	}
+	var rel *modelset.Relative
+	if relative {
+		if rel, err = relativeTargets(t, x, y); err != nil {
+			return nil, err
+		}
 	}
 	p := cfg.BuildTime
 	c := ngboost.Config{
@@ -201,17 +217,22 @@ func fitNGBoost(ctx context.Context, t *features.Table, fam ngboost.Family, cfg 
 	if c.ValidationFraction == 0 {
 		c.ValidationFraction = DefaultValidationFraction
 	}
-	m, err := ngboost.Fit(ctx, x, t.Y, nil, c)
+	m, err := ngboost.FitCensored(ctx, x, y, nil, cens, c)
 	if err != nil {
-		return nil, fmt.Errorf("training: fitting build-time ngboost %s on %d rows: %w", fam, t.NRows(), err)
+		return nil, fmt.Errorf("training: fitting build-time ngboost %s on %d rows (%d aborted): %w", fam, len(y), len(y)-t.NRows(), err)
 	}
 	b, ok := modelset.BoundsOf(m.PredictParams(nil, x))
 	if !ok {
-		return nil, fmt.Errorf("training: build-time ngboost %s predicts no finite parameters on its %d training rows", fam, t.NRows())
+		return nil, fmt.Errorf("training: build-time ngboost %s predicts no finite parameters on its %d training rows", fam, len(y))
 	}
 	bt, err := modelset.NewBuildTimeModel(m, &b)
 	if err != nil {
 		return nil, fmt.Errorf("training: build-time ngboost %s: %w", fam, err)
+	}
+	if rel != nil {
+		if bt.Relative, err = modelset.NewRelative(m, rel.FallbackS); err != nil {
+			return nil, fmt.Errorf("training: build-time ngboost %s: %w", fam, err)
+		}
 	}
 	return bt, nil
 }

@@ -172,7 +172,8 @@ func withSelectedC(ctx context.Context, t *features.Table, p LogisticParams) (Lo
 // selectedParams returns the hyper-parameters of m's models that were chosen on
 // validation, as metric keys: "<section>.c" and "<section>.clip" (1 when it clips its
 // inputs to their training range) of the logistic champions and
-// "success.gbm.<parameter>" of the gbm-success challenger (see fitSmallGBM; left out for
+// "buildtime.relative" (1 when the LogNormal champion is relative to the recent mean,
+// SelectRelative), "success.gbm.<parameter>" of the gbm-success challenger (see fitSmallGBM; left out for
 // a model read from a LightGBM text file, which does not keep them). Train records those
 // of the holdout models, the ones its metrics are of, and they go into metrics.json
 // beside the holdout metrics; the published models' own C is in their artifacts. They
@@ -191,6 +192,12 @@ func selectedParams(m *Models) map[string]float64 {
 			}
 		}
 	}
+	if m.BuildTime != nil && m.BuildTime.Name() == ModelNGBoostLogNormal {
+		out["buildtime.relative"] = 0
+		if m.BuildTime.Relative != nil {
+			out["buildtime.relative"] = 1
+		}
+	}
 	if m.SuccessGBM != nil && m.SuccessGBM.Config().NumLeaves > 0 { // 0: read from a file, parameters unknown
 		c := m.SuccessGBM.Config()
 		for k, v := range map[string]float64{
@@ -204,7 +211,7 @@ func selectedParams(m *Models) map[string]float64 {
 }
 
 // paramMetrics are the last parts of the metric keys selectedParams writes.
-var paramMetrics = []string{"c", "clip", "num_leaves", "min_data_in_leaf", "learning_rate", "num_iterations"}
+var paramMetrics = []string{"c", "clip", "num_leaves", "min_data_in_leaf", "learning_rate", "num_iterations", "relative"}
 
 // evaluateModels evaluates the predictions of m on the tables t (evaluate) and records
 // the hyper-parameters m's models chose on validation (selectedParams), so that every

@@ -279,6 +279,15 @@ func windowTables(ctx context.Context, ix *features.Index, k *known, from, to ti
 			all.buildtime = t
 		}
 	}
+	a, err := abortedTable(ctx, ix, k.h)
+	if err != nil {
+		return all, err
+	}
+	lt := k.labelTimes(a)
+	all.aborted = subset(a, rowsWhere(a.NRows(), func(r int) bool {
+		return !a.SubmittedAt[r].Before(from) && lt[r].Before(to)
+	}))
+	clipDurations(all.aborted)
 	return all, nil
 }
 
@@ -469,11 +478,15 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	_, test := eval.HoldoutByTime(submitted, cfg.holdout())
 	res.Cut = submitted[test[0]]
 	var train, hold tables
-	split := func(t *features.Table) (tr, te *features.Table) {
+	// before returns the rows of t submitted before the cut whose label was known by then.
+	before := func(t *features.Table) *features.Table {
 		lt := k.labelTimes(t)
-		tr = subset(t, rowsWhere(t.NRows(), func(r int) bool {
+		return subset(t, rowsWhere(t.NRows(), func(r int) bool {
 			return t.SubmittedAt[r].Before(res.Cut) && lt[r].Before(res.Cut)
 		}))
+	}
+	split := func(t *features.Table) (tr, te *features.Table) {
+		tr = before(t)
 		te = subset(t, rowsWhere(t.NRows(), func(r int) bool { return !t.SubmittedAt[r].Before(res.Cut) }))
 		res.TrainRows[t.Schema.Kind.String()] = tr.NRows()
 		return tr, te
@@ -481,6 +494,7 @@ func Train(ctx context.Context, h *datasets.History, cfg Config) (*Result, error
 	train.success, hold.success = split(all.success)
 	train.conflict, hold.conflict = split(all.conflict)
 	train.buildtime, hold.buildtime = split(all.buildtime)
+	train.aborted = before(all.aborted) // fitting only: the holdout scores finished builds
 	notes, err := checkFeatures(&cfg, h, train)
 	if err != nil {
 		return nil, err

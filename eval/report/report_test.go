@@ -687,8 +687,8 @@ func TestRowsAndMetricsMap(t *testing.T) {
 		"success/rows/m": 10, "success/failures/m": 3, "success/accuracy/m": 0.8, "success/ROC AUC/m": 0.9,
 		"success/PR AUC (failure)/m": 0.7, "success/log loss (nats)/m": 0.4, "success/Brier/m": 0.1, "success/ECE/m": 0.05,
 		"success/failure precision/m": math.NaN(), "success/failure recall/m": 0.5, "success/failure F1/m": 0.6,
-		"build time/NLL (nats)/m": 6, "build time/CRPS (s)/m": 30, "build time/MAPE of mean (%)/m": 25, "build time/median APE of mean (%)/m": 12,
-		"build time/RMSE of mean (s)/m": 50, "build time/MAE of mean (s)/m": 40,
+		"build time/NLL (nats)/m": 6, "build time/CRPS (s)/m": 30, "build time/MAPE of point forecast (%)/m": 25, "build time/median APE of point forecast (%)/m": 12,
+		"build time/RMSE of point forecast (s)/m": 50, "build time/MAE of point forecast (s)/m": 40,
 		"build time/50% interval coverage/m": 0.45, "build time/80% interval coverage/m": 0.79, "build time/95% interval coverage/m": 0.96,
 		"build time/CRPS (s)/diff": -2, "build time/CRPS (s)/lo": -3, "build time/CRPS (s)/hi": -1, "build time/CRPS (s)/p_better": 0.99,
 	}

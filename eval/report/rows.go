@@ -55,10 +55,10 @@ func DistributionRows(unit string, byModel map[string]eval.DistributionMetrics) 
 	rows := []row{
 		{"NLL (nats)", "lower", func(m eval.DistributionMetrics) float64 { return m.NLL }},
 		{"CRPS" + u, "lower", func(m eval.DistributionMetrics) float64 { return m.CRPS }},
-		{"MAPE of mean (%)", "lower", func(m eval.DistributionMetrics) float64 { return m.Point.MAPE }},
-		{"median APE of mean (%)", "lower", func(m eval.DistributionMetrics) float64 { return m.Point.MdAPE }},
-		{"RMSE of mean" + u, "lower", func(m eval.DistributionMetrics) float64 { return m.Point.RMSE }},
-		{"MAE of mean" + u, "lower", func(m eval.DistributionMetrics) float64 { return m.Point.MAE }},
+		{"MAPE of point forecast (%)", "lower", func(m eval.DistributionMetrics) float64 { return m.Point.MAPE }},
+		{"median APE of point forecast (%)", "lower", func(m eval.DistributionMetrics) float64 { return m.Point.MdAPE }},
+		{"RMSE of point forecast" + u, "lower", func(m eval.DistributionMetrics) float64 { return m.Point.RMSE }},
+		{"MAE of point forecast" + u, "lower", func(m eval.DistributionMetrics) float64 { return m.Point.MAE }},
 	}
 	for k, lvl := range eval.CoverageLevels {
 		rows = append(rows, row{

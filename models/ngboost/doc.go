@@ -38,6 +38,15 @@
 // set is the last ValidationFraction of the rows (a time-ordered history validates on
 // its most recent builds), not a random sample; the marginal fit uses the row weights.
 //
+// # Censored observations
+//
+// [FitCensored] takes right-censored rows (y is a lower bound: an aborted build ran at
+// least y seconds) for the Normal and the LogNormal with the log score: their score is
+// the log survival -log P(Y > y) ([ScoreCensored], [GradCensored]), the marginal start
+// is the censored maximum-likelihood fit ([FitMarginalCensored], by EM), and the natural
+// gradient uses the uncensored Fisher information for every row, as the reference's
+// censored LogNormal does (censored.go says why that is safe).
+//
 // # Staged prediction
 //
 // [Model.StagedParams] yields every row's parameters after each iteration in one pass,

@@ -105,12 +105,18 @@ func refit(ctx context.Context, m *Model, x mat.Matrix, y, w []float64, cfg Conf
 	if err != nil {
 		return nil, fmt.Errorf("ngboost: refit on all rows: %w", err)
 	}
+	return refitted(rm, m), nil
+}
+
+// refitted returns rm, the refit on all rows, with the validation history of m, the
+// early-stopped run that chose its number of iterations.
+func refitted(rm, m *Model) *Model {
 	rm.info.ValScore = m.info.ValScore
 	rm.info.BestIteration = m.info.BestIteration
 	rm.info.Refit = true
 	// Record the configuration as given, not the refit's fixed iteration count.
 	rm.info.Config = m.info.Config
-	return rm, nil
+	return rm
 }
 
 func orOnes(w []float64, n int) []float64 {
@@ -149,18 +155,33 @@ type rowData struct {
 	x      []float64
 	t      []float64
 	w      []float64
-	// jac is the term the LogNormal log score adds to the Normal one (log y); nil
-	// otherwise.
-	jac   []float64
+	// jac is the term the LogNormal log score adds to the Normal one (log y; 0 for a
+	// censored row); nil otherwise.
+	jac []float64
+	// cens marks the right-censored rows (see FitCensored); nil when none is.
+	cens  []bool
 	param [2][]float64
 	// out holds the current iteration's tree outputs, one per row and parameter.
 	out [2][]float64
 }
 
-func newRowData(name string, x mat.Matrix, y, w []float64, cfg Config) (*rowData, error) {
+func newRowData(name string, x mat.Matrix, y, w []float64, cens []bool, cfg Config) (*rowData, error) {
 	n, p := x.Dims()
 	if len(y) != n {
 		return nil, fmt.Errorf("ngboost: %s: %d targets for %d rows: %w", name, len(y), n, ErrInvalidData)
+	}
+	if cens != nil && len(cens) != n {
+		return nil, fmt.Errorf("ngboost: %s: %d censoring flags for %d rows: %w", name, len(cens), n, ErrInvalidData)
+	}
+	nCens := 0
+	for _, c := range cens {
+		if c {
+			nCens++
+		}
+	}
+	if nCens > 0 && (cfg.Dist.durationFamily() || cfg.Score != LogScore) {
+		return nil, fmt.Errorf("ngboost: %s: %d censored rows need dist normal or lognormal with score nll, not %v with %v: %w",
+			name, nCens, cfg.Dist, cfg.Score, ErrInvalidConfig)
 	}
 	if w != nil && len(w) != n {
 		return nil, fmt.Errorf("ngboost: %s: %d weights for %d rows: %w", name, len(w), n, ErrInvalidData)
@@ -182,13 +203,16 @@ func newRowData(name string, x mat.Matrix, y, w []float64, cfg Config) (*rowData
 	if cfg.Dist == LogNormal && cfg.Score == LogScore {
 		d.jac = make([]float64, n)
 	}
+	if nCens > 0 {
+		d.cens = cens
+	}
 	for i, yi := range y {
 		t, jac, ok := workingTarget(cfg.Dist, yi)
 		if !ok || math.IsNaN(t) || math.IsInf(t, 0) {
 			return nil, fmt.Errorf("ngboost: %s: target of row %d = %v is outside the support of the %v distribution: %w", name, i, yi, cfg.Dist, ErrInvalidData)
 		}
 		d.t[i] = t
-		if d.jac != nil {
+		if d.jac != nil && (d.cens == nil || !d.cens[i]) {
 			d.jac[i] = jac
 		}
 		d.w[i] = 1
@@ -299,24 +323,23 @@ const parallelRows = 2048
 func (d *rowData) meanScore(r ScoreRule, rows []int, step, sumW float64) float64 {
 	var s float64
 	loc, ls, o0, o1 := d.param[0], d.param[1], d.out[0], d.out[1]
-	// The two loops differ only in the row index; keeping them separate keeps the hot
-	// all-rows case free of an indirection.
 	if d.family.durationFamily() {
-		score := func(i int) float64 {
+		return sumRows(d.n, rows, func(i int) float64 {
 			sc, _, _ := durationScore(d.family, loc[i]-step*o0[i], ls[i]-step*o1[i], d.t[i])
 			return d.w[i] * sc
-		}
-		if rows == nil {
-			for i := range d.n {
-				s += score(i)
-			}
-		} else {
-			for _, i := range rows {
-				s += score(i)
-			}
-		}
-		return s / sumW
+		}) / sumW
 	}
+	if d.cens != nil {
+		return sumRows(d.n, rows, func(i int) float64 {
+			l, sc := loc[i]-step*o0[i], ls[i]-step*o1[i]
+			if d.cens[i] {
+				return d.w[i] * censoredLogScore(l, sc, d.t[i])
+			}
+			return d.w[i] * r.score(l, sc, d.t[i])
+		})/sumW + d.jacMean(rows, sumW)
+	}
+	// The two loops differ only in the row index; keeping them separate keeps the hot
+	// all-rows case of the log score free of an indirection.
 	if rows == nil {
 		for i := range d.n {
 			s += d.w[i] * r.score(loc[i]-step*o0[i], ls[i]-step*o1[i], d.t[i])
@@ -327,6 +350,21 @@ func (d *rowData) meanScore(r ScoreRule, rows []int, step, sumW float64) float64
 		}
 	}
 	return s/sumW + d.jacMean(rows, sumW)
+}
+
+// sumRows returns the sum of f over rows, or over 0..n-1 when rows is nil.
+func sumRows(n int, rows []int, f func(i int) float64) float64 {
+	var s float64
+	if rows == nil {
+		for i := range n {
+			s += f(i)
+		}
+		return s
+	}
+	for _, i := range rows {
+		s += f(i)
+	}
+	return s
 }
 
 // score is the Normal score of the working target t at (loc, log scale ls).
@@ -373,7 +411,13 @@ func treeConfig(cfg Config) gbm.TreeConfig {
 }
 
 func fitRun(ctx context.Context, x mat.Matrix, y, w []float64, xVal mat.Matrix, yVal, wVal []float64, cfg Config) (*Model, error) {
-	train, err := newRowData("training set", x, y, w, cfg)
+	return fitRunCensored(ctx, x, y, w, nil, xVal, yVal, wVal, nil, cfg)
+}
+
+// fitRunCensored is one boosting run on the training rows (x, y, w, cens) with an
+// optional validation set; nil cens means no censored row.
+func fitRunCensored(ctx context.Context, x mat.Matrix, y, w []float64, cens []bool, xVal mat.Matrix, yVal, wVal []float64, censVal []bool, cfg Config) (*Model, error) {
+	train, err := newRowData("training set", x, y, w, cens, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +441,7 @@ func fitRun(ctx context.Context, x mat.Matrix, y, w []float64, xVal mat.Matrix, 
 		b.threads = runtime.GOMAXPROCS(0)
 	}
 	if xVal != nil {
-		if b.val, err = newRowData("validation set", xVal, yVal, wVal, cfg); err != nil {
+		if b.val, err = newRowData("validation set", xVal, yVal, wVal, censVal, cfg); err != nil {
 			return nil, err
 		}
 		if b.val.p != train.p {
@@ -412,7 +456,7 @@ func fitRun(ctx context.Context, x mat.Matrix, y, w []float64, xVal mat.Matrix, 
 
 func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
 	cfg, tr := b.cfg, b.train
-	init, err := FitMarginal(cfg.Dist, y, w)
+	init, err := FitMarginalCensored(cfg.Dist, y, w, tr.cens)
 	if err != nil {
 		return nil, err
 	}
@@ -606,12 +650,21 @@ func (b *booster) gradients(sumW float64) float64 {
 		})
 		return sum/sumW + tr.jacMean(b.batch, sumW)
 	}
+	cens := tr.cens
 	sum := b.splitRows(rows, func(part []int, _ int) float64 {
 		var sum float64
 		for _, i := range part {
 			ls := lsc[i]
 			v := math.Exp(-2 * ls)
 			d := t[i] - loc[i]
+			if cens != nil && cens[i] {
+				// -log Q(z), less the log√(2π) added to every row below.
+				s, g0, g1 := censoredRow(d, ls, natural)
+				sum += w[i] * (s - logSqrt2Pi)
+				b.resid[i], b.invVar[i] = d, v
+				b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
+				continue
+			}
 			z2 := d * d * v
 			var g0, g1 float64
 			if natural {
@@ -687,8 +740,8 @@ func (d *rowData) jacMean(rows []int, sumW float64) float64 {
 // cache keyed by that value.
 func (b *booster) batchScore(step, sumW, jac float64) float64 {
 	tr := b.train
-	if b.cfg.Score == CRPScore || b.cfg.Dist.durationFamily() {
-		return tr.meanScore(CRPScore, b.batch, step, sumW)
+	if b.cfg.Score == CRPScore || b.cfg.Dist.durationFamily() || tr.cens != nil {
+		return tr.meanScore(b.cfg.Score, b.batch, step, sumW)
 	}
 	rows := b.batch
 	if rows == nil {
@@ -785,4 +838,18 @@ func (b *booster) lineSearch(init, sumW float64) (scale, stepNorm float64) {
 		scale /= 2
 	}
 	return scale, stepNorm
+}
+
+// censoredRow returns the log score of a censored row with residual d = t - loc and
+// log scale ls, and its gradient in (loc, log scale): the natural gradient under the
+// uncensored Fisher information diag(1/σ², 2) when natural is set (see censored.go).
+func censoredRow(d, ls float64, natural bool) (s, g0, g1 float64) {
+	sigma := math.Exp(ls)
+	z := d / sigma
+	h := stdNormalHazard(z)
+	s = -logStdNormalSF(z)
+	if natural {
+		return s, -h * sigma, -z * h / 2
+	}
+	return s, -h / sigma, -z * h
 }

@@ -71,6 +71,15 @@ func TestGradFiniteDifferences(t *testing.T) {
 	}
 }
 
+// fromWorking returns the y whose working target is tv: exp(tv) for a LogNormal, tv
+// itself for a Normal.
+func fromWorking(f Family, tv float64) float64 {
+	if f == LogNormal {
+		return math.Exp(tv)
+	}
+	return tv
+}
+
 // expectOver integrates g(t)·φ((t-loc)/σ)/σ over the working target t, the expectation
 // of g under the Normal of t (which is log Y for a LogNormal).
 func expectOver(loc, sigma float64, g func(t float64) float64) float64 {
@@ -88,12 +97,7 @@ func TestFisherInformation(t *testing.T) {
 		for _, pt := range testPoints {
 			p := [2]float64{pt.loc, pt.ls}
 			sigma := math.Exp(pt.ls)
-			y := func(tv float64) float64 {
-				if f == LogNormal {
-					return math.Exp(tv)
-				}
-				return tv
-			}
+			y := func(tv float64) float64 { return fromWorking(f, tv) }
 			got := LogScore.Metric(f, p)
 			for j := range 2 {
 				for k := range 2 {

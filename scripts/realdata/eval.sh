@@ -12,6 +12,7 @@
 #
 # Usage: scripts/realdata/eval.sh [--data DIR] [--out DIR] [--window 90d] [--sources "buildfast travistorrent"]
 #                                 [--errored failed|infra] [--imputed-duration D] [--challengers LIST] [--repos N]
+#                                 [--config FILE]
 #   --data      the ci-data folder (default: ../shared/ci-data next to the repository, or $CI_DATA)
 #   --out       where histories, registries, logs and tables go (default /tmp/sqpredict-realdata)
 #   --window    train's --window (default: none, train's own default of 90 days)
@@ -21,6 +22,8 @@
 #               gbm-success and ngboost-normal (the Normal NGBoost: LogNormal is the champion),
 #               e.g. --challengers gbm-success,ngboost-normal
 #   --repos N   train only the first N repositories of each source (a quick check)
+#   --config    train's --config (a training.Config JSON), e.g. {"buildtime": {"relative": "off"}}
+#               to measure a build-time option against the default
 #
 # Output in --out: results.tsv (one line per repository, the numbers the tables are made
 # of), summary.md (per-repository and pooled tables), logs/ (each import and training's
@@ -38,7 +41,10 @@
 # Pooled numbers: log loss, NLL and coverage are means over holdout rows, so the pooled
 # value is the mean over repositories weighted by holdout rows, which equals the value on
 # the pooled rows; AUC is the macro mean over repositories (an AUC does not pool that
-# way); median APE is the macro mean of the per-repository medians.
+# way); median APE is the macro mean of the per-repository medians, and also their median
+# over repositories (robust to a repository like jOOQ whose 0 s builds give APEs in the
+# thousands). "relative" counts the repositories whose LogNormal champion chose, on its
+# inner validation rows, to model the duration relative to the recent mean.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -49,6 +55,7 @@ sources="buildfast travistorrent"
 errored=""
 imputed=""
 challengers=""
+config=""
 maxrepos=0
 while (($#)); do
 	case $1 in
@@ -60,6 +67,7 @@ while (($#)); do
 	--imputed-duration) imputed=$2; shift 2 ;;
 	--challengers) challengers=$2; shift 2 ;;
 	--repos) maxrepos=$2; shift 2 ;;
+	--config) config=$2; shift 2 ;;
 	-h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "eval.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
@@ -83,7 +91,7 @@ results=$out/results.tsv
 cols=(source repo status gate train_rows
 	s_n s_failures s_ll s_passrate_ll s_lastoutcome_ll s_best_baseline s_auc s_passrate_auc s_lastoutcome_auc
 	b_n b_nll b_repolognormal_nll b_zuul_nll b_mdape b_zuul_mdape b_repolognormal_mdape b_cov80 b_cov95
-	b_normal_nll b_normal_mdape b_normal_cov80 b_normal_cov95 champions s_gbm_ll s_gbm_auc)
+	b_normal_nll b_normal_mdape b_normal_cov80 b_normal_cov95 champions s_gbm_ll s_gbm_auc b_relative)
 (IFS=$'\t'; echo "${cols[*]}") >"$results"
 
 # metric FILE KEY prints the value of KEY in a flat metrics.json written one key per
@@ -129,6 +137,7 @@ for src in $sources; do
 		args=(train --history "$hist" --registry "$reg" --repo "$repo" --allow-missing-features --allow-partial --baseline-gate off)
 		[[ -n $window ]] && args+=(--window "$window")
 		[[ -n $challengers ]] && args+=(--challengers "$challengers")
+		[[ -n $config ]] && args+=(--config "$config")
 		if version=$(nice -n 10 "$trainer" "${args[@]}" 2>"$log"); then
 			dir=$reg/$name/versions/$version
 			m=$dir/metrics.json
@@ -152,7 +161,7 @@ for src in $sources; do
 				buildtime.ngboost-normal.nll buildtime.ngboost-normal.mdape buildtime.ngboost-normal.coverage80 buildtime.ngboost-normal.coverage95; do
 				row+=("$(metric "$m" "$k")")
 			done
-			row+=("$(extra "$dir/manifest.json" champions | tr ' ' ';')" "$(metric "$m" success.gbm.log_loss)" "$(metric "$m" success.gbm.auc)")
+			row+=("$(extra "$dir/manifest.json" champions | tr ' ' ';')" "$(metric "$m" success.gbm.log_loss)" "$(metric "$m" success.gbm.auc)" "$(metric "$m" buildtime.relative)")
 			(IFS=$'\t'; echo "${row[*]}") >>"$results"
 			printf '[%s %d/%d] %-36s %4ds  P-succ log loss %s (pass rate %s, last outcome %s), AUC %s; build-time NLL %s (repo LogNormal %s)\n' \
 				"$src" "$i" "${#names[@]}" "$repo" $((SECONDS - t0)) "$(num "${row[7]}")" "$(num "${row[8]}")" "$(num "${row[9]}")" "$(num "${row[11]}")" "$(num "${row[15]}")" "$(num "${row[16]}")" >&2
@@ -171,6 +180,11 @@ awk -F'\t' -v window="${window:-train default (90d)}" '
 function f(x, d) { return x == "NA" || x == "" ? "—" : sprintf("%." d "f", x) }
 function pct(x) { return x == "NA" || x == "" ? "—" : sprintf("%.1f%%", 100 * x) }
 function min2(a, b) { return a == "NA" ? b : (b == "NA" ? a : (a + 0 < b + 0 ? a : b)) }
+# median of the n values arr[1..n] (sorted in place by insertion; n is small).
+function median(arr, n,    i, j, x) {
+	for (i = 2; i <= n; i++) { x = arr[i]; for (j = i - 1; j >= 1 && arr[j] + 0 > x + 0; j--) arr[j + 1] = arr[j]; arr[j + 1] = x }
+	return n % 2 ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2
+}
 NR == 1 { for (j = 1; j <= NF; j++) c[$j] = j; next }
 {
 	src = $c["source"]; n_src[src]++
@@ -206,6 +220,7 @@ END {
 				for (k = 0; k < 2; k++) { key = k ? "all" : src
 					tn[key] += bn; tc80[key] += bn * v[c["b_cov80"]]; tc95[key] += bn * v[c["b_cov95"]]; trepos[key]++
 					tmd[key] += v[c["b_mdape"]]; tzmd[key] += v[c["b_zuul_mdape"]]; tbeatmd[key] += (v[c["b_mdape"]] + 0 <= v[c["b_zuul_mdape"]] + 0)
+					mdl[key, trepos[key]] = v[c["b_mdape"]]; zmdl[key, trepos[key]] = v[c["b_zuul_mdape"]]; trel[key] += (v[c["b_relative"]] == 1)
 					if (nllok) { qn[key] += bn; tnll[key] += bn * v[c["b_nll"]]; trl[key] += bn * v[c["b_repolognormal_nll"]]; tzu[key] += bn * v[c["b_zuul_nll"]]; qrepos[key]++
 						tbeatnll[key] += (v[c["b_nll"]] + 0 <= v[c["b_repolognormal_nll"]] + 0) }
 					if (v[c["b_normal_nll"]] != "NA") { ln[key] += bn; lnll[key] += bn * v[c["b_normal_nll"]]; lmd[key] += v[c["b_normal_mdape"]]; lc80[key] += bn * v[c["b_normal_cov80"]]; lc95[key] += bn * v[c["b_normal_cov95"]]; lrepos[key]++ }
@@ -214,11 +229,12 @@ END {
 		}
 		printf "\n"
 		if (nbt[src] > 0) {
-			printf "## %s: build time per repository\n\n| repo | holdout n | champion NLL | repo LogNormal NLL | Zuul mean-10 NLL | champion median APE | Zuul median APE | repo LogNormal median APE | 80%% coverage | 95%% coverage | Normal challenger NLL |\n|---|---|---|---|---|---|---|---|---|---|---|\n", src
+			printf "## %s: build time per repository\n\n| repo | holdout n | champion NLL | repo LogNormal NLL | Zuul mean-10 NLL | champion median APE | Zuul median APE | repo LogNormal median APE | 80%% coverage | 95%% coverage | relative | Normal challenger NLL |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", src
 			for (r = 1; r <= nbt[src]; r++) {
 				split(bt[src, r], v, "\t")
-				printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v[c["repo"]], v[c["b_n"]], f(v[c["b_nll"]], 2), f(v[c["b_repolognormal_nll"]], 2), f(v[c["b_zuul_nll"]], 2), \
-					f(v[c["b_mdape"]], 1) "%", f(v[c["b_zuul_mdape"]], 1) "%", f(v[c["b_repolognormal_mdape"]], 1) "%", pct(v[c["b_cov80"]]), pct(v[c["b_cov95"]]), f(v[c["b_normal_nll"]], 2)
+				printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v[c["repo"]], v[c["b_n"]], f(v[c["b_nll"]], 2), f(v[c["b_repolognormal_nll"]], 2), f(v[c["b_zuul_nll"]], 2), \
+					f(v[c["b_mdape"]], 1) "%", f(v[c["b_zuul_mdape"]], 1) "%", f(v[c["b_repolognormal_mdape"]], 1) "%", pct(v[c["b_cov80"]]), pct(v[c["b_cov95"]]), \
+					v[c["b_relative"]] == 1 ? "yes" : (v[c["b_relative"]] == 0 ? "no" : "—"), f(v[c["b_normal_nll"]], 2)
 			}
 			printf "\n"
 		}
@@ -233,7 +249,7 @@ END {
 			sbeat[key], srepos[key], 100 * sbeat[key] / srepos[key], nauc[key] ? sprintf("%.3f", sauc[key] / nauc[key]) : "—", \
 			grepos[key] ? sprintf("%.3f (%d of %d)", gll[key] / gn[key], gbeat[key], grepos[key]) : "—"
 	}
-	printf "\n| build time | repos | holdout rows | champion NLL | repo LogNormal NLL | Zuul mean-10 NLL | champion median APE (macro) | Zuul median APE (macro) | 80%% coverage | 95%% coverage | repos NLL <= repo LogNormal | repos median APE <= Zuul | Normal challenger NLL / median APE / 80%% / 95%% |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+	printf "\n| build time | repos | holdout rows | champion NLL | repo LogNormal NLL | Zuul mean-10 NLL | champion median APE (macro) | Zuul median APE (macro) | champion / Zuul median APE (median over repos) | 80%% coverage | 95%% coverage | repos NLL <= repo LogNormal | repos median APE <= Zuul | relative | Normal challenger NLL / median APE / 80%% / 95%% |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 	note = 0
 	for (s = 1; s <= nsrc + 1; s++) {
 		key = s > nsrc ? "all" : srcname[s]
@@ -241,8 +257,11 @@ END {
 		lnx = ln[key] ? sprintf("%.2f / %.1f%% / %.1f%% / %.1f%%", lnll[key] / ln[key], lmd[key] / lrepos[key], 100 * lc80[key] / ln[key], 100 * lc95[key] / ln[key]) : "—"
 		nll = qn[key] ? sprintf("%.2f | %.2f | %.2f", tnll[key] / qn[key], trl[key] / qn[key], tzu[key] / qn[key]) : "— | — | —"
 		if (qrepos[key] < trepos[key]) { nll = nll " *"; note = 1 }
-		printf "| %s | %d | %d | %s | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %d of %d | %d of %d | %s |\n", key, trepos[key], tn[key], nll, \
-			tmd[key] / trepos[key], tzmd[key] / trepos[key], 100 * tc80[key] / tn[key], 100 * tc95[key] / tn[key], tbeatnll[key], qrepos[key], tbeatmd[key], trepos[key], lnx
+		delete ma; delete mz
+		for (q = 1; q <= trepos[key]; q++) { ma[q] = mdl[key, q]; mz[q] = zmdl[key, q] }
+		printf "| %s | %d | %d | %s | %.1f%% | %.1f%% | %.1f%% / %.1f%% | %.1f%% | %.1f%% | %d of %d | %d of %d | %d of %d | %s |\n", key, trepos[key], tn[key], nll, \
+			tmd[key] / trepos[key], tzmd[key] / trepos[key], median(ma, trepos[key]), median(mz, trepos[key]), 100 * tc80[key] / tn[key], 100 * tc95[key] / tn[key], \
+			tbeatnll[key], qrepos[key], tbeatmd[key], trepos[key], trel[key], trepos[key], lnx
 	}
 	if (note) printf "\n\\* NLLs pooled over the repositories where every NLL is finite (metrics.json has null for a baseline NLL that is not, e.g. a LogNormal on 0 s durations).\n"
 }' "$results" >"$out/summary.md"
