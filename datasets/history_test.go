@@ -134,6 +134,9 @@ func checkEqualHistory(t *testing.T, got, want *History) {
 	if !equalNaN(reflect.ValueOf(got.Pairs), reflect.ValueOf(want.Pairs)) {
 		t.Errorf("pairs differ:\n got %+v\nwant %+v", got.Pairs, want.Pairs)
 	}
+	if !equalNaN(reflect.ValueOf(got.Extra), reflect.ValueOf(want.Extra)) {
+		t.Errorf("extra attributes differ: got %v, want %v", got.Extra, want.Extra)
+	}
 }
 
 func at[T any](s []T, i int) any {
