@@ -8,6 +8,17 @@
 // [ImportTravisTorrent] and [ImportBuildFast] turn the public CI records of
 // ../shared/ci-data into histories (the column mapping is in IMPORT.md).
 //
+// # Extra attributes
+//
+// A changes table may hold numeric columns outside the schema, named x_<name>: the
+// extra attributes of its changes ([Extra], [History.Extra]), which the importers fill
+// with a source's other numeric columns (BuildFast's history and code-structure counts,
+// TravisTorrent's churn) and which the feature tables append to the success and
+// build-time rows. Their values are any finite number or missing. A name that records
+// how the build ended (BuildFast's now_label and now_duration, ...) is refused by name
+// with [ErrLeakingColumn] by the readers, the writers and [CheckExtraName], since as a
+// feature it would leak the label.
+//
 // [Frame] is a plain table of float and string columns, the form of feature tables,
 // read and written by [ReadFrame] and [WriteFrame] in the same three formats.
 //

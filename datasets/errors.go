@@ -40,6 +40,9 @@ var (
 	ErrUnknownFormat = errors.New("unknown format")
 	// ErrNoHistory is a folder that holds no changes and builds tables.
 	ErrNoHistory = errors.New("no history")
+	// ErrLeakingColumn is an extra attribute named after a source column that records
+	// how the build ended (see CheckExtraName): as a feature it would leak the label.
+	ErrLeakingColumn = errors.New("column leaks the label")
 	// ErrTooManyProblems ends strict reading once the problem limit is reached.
 	ErrTooManyProblems = errors.New("too many problems")
 )

@@ -65,6 +65,9 @@ type TableReport struct {
 	Absent []string
 	// Ignored lists the columns of the file that are not part of the schema.
 	Ignored []string
+	// Extra lists the extra attributes the file holds (its x_* columns, without the
+	// prefix; History.Extra); only a changes table has them.
+	Extra []string
 }
 
 // NSkipped returns the number of rows skipped for any reason.
@@ -91,6 +94,9 @@ func (r *Report) String() string {
 		if len(t.Ignored) > 0 {
 			fmt.Fprintf(&b, "  ignored columns: %s\n", strings.Join(t.Ignored, ", "))
 		}
+		if len(t.Extra) > 0 {
+			fmt.Fprintf(&b, "  extra attributes (x_* columns, features of success and build-time rows): %d\n", len(t.Extra))
+		}
 	}
 	fmt.Fprintf(&b, "problems: %d\n", r.NProblems)
 	return b.String()
@@ -106,7 +112,7 @@ func sortedKeys(m map[string]int) []string {
 }
 
 // reasons are the sentinels a problem is counted under, most specific first.
-var reasons = []error{ErrMissingColumn, ErrUnknownColumn, ErrDuplicateColumn, ErrUnsupportedType, ErrDuplicateID, ErrSkippedChange, ErrUnknownChange, ErrNegativeCount, ErrTimeOrder, ErrInvalidValue}
+var reasons = []error{ErrLeakingColumn, ErrMissingColumn, ErrUnknownColumn, ErrDuplicateColumn, ErrUnsupportedType, ErrDuplicateID, ErrSkippedChange, ErrUnknownChange, ErrNegativeCount, ErrTimeOrder, ErrInvalidValue}
 
 // reason returns the text of the sentinel err wraps, for counting problems.
 func reason(err error) string {
@@ -149,7 +155,11 @@ func DetectFormat(dir string) (Format, error) {
 // finite; outcome and status are known names (status must not be missing); change,
 // build and pair ids are present and change and build ids unique; a build's change and
 // every entry of its path, and both changes of a pair, are in the changes table;
-// finished_at is not before started_at and decided_at not before submitted_at.
+// finished_at is not before started_at and decided_at not before submitted_at; the
+// extra attribute columns (ExtraPrefix) have valid names that do not leak the label (a
+// problem wrapping ErrLeakingColumn names such a column) and finite numbers. Their
+// names, without the prefix, become History.Extra and their values each change's
+// Extra.
 func ReadHistory(ctx context.Context, dir string, opt ReadOptions) (*History, *Report, error) {
 	return readHistory(ctx, dir, opt, memory.DefaultAllocator)
 }
@@ -189,9 +199,21 @@ func readHistory(ctx context.Context, dir string, opt ReadOptions, mem memory.Al
 			ids[r.ChangeID] = idSkipped
 		}
 	}
+	var block nanBlock
+	changes.extra = func(names []string) (map[int]field[Change], *ParseError) {
+		fields, perr := extraFields(names, &h.Extra)
+		block.width = len(h.Extra)
+		return fields, perr
+	}
+	changes.newRow = func(r *Change) {
+		if len(h.Extra) > 0 {
+			r.Extra = Extra{Names: h.Extra, Values: block.next()}
+		}
+	}
 	if h.Changes, err = changes.read(ctx); err != nil {
 		return nil, hr.report(), err
 	}
+	hr.rep.Tables[len(hr.rep.Tables)-1].Extra = h.Extra
 	if hr.truncated {
 		return nil, hr.report(), hr.problems()
 	}
@@ -281,6 +303,28 @@ func readHistory(ctx context.Context, dir string, opt ReadOptions, mem memory.Al
 		return nil, hr.report(), hr.problems()
 	}
 	return h, hr.report(), nil
+}
+
+// extraFields returns the fields of the extra attribute columns (ExtraPrefix) among a
+// changes file's column names, by column index, and sets *extra to their names in
+// increasing order; a column whose name CheckExtraName refuses is a problem.
+func extraFields(names []string, extra *[]string) (map[int]field[Change], *ParseError) {
+	col := map[string]int{}
+	for j, n := range names {
+		if a, ok := strings.CutPrefix(n, ExtraPrefix); ok {
+			if err := CheckExtraName(a); err != nil {
+				return nil, &ParseError{Column: n, Err: fmt.Errorf("extra attribute: %w", err)}
+			}
+			col[a] = j
+			*extra = append(*extra, a)
+		}
+	}
+	sort.Strings(*extra)
+	out := make(map[int]field[Change], len(col))
+	for k, a := range *extra {
+		out[col[a]] = numField(ExtraPrefix+a, func(r *Change) *float64 { return &r.Extra.Values[k] })
+	}
+	return out, nil
 }
 
 // idSet finds repeated ids. While the ids come in increasing order (synthetic and
@@ -418,6 +462,13 @@ type tableReader[T any] struct {
 	// rows are the rows kept so far; while check runs, the last one is the row being
 	// checked.
 	rows []T
+	// extra, when not nil, takes columns of the file that are not in fields as extra
+	// fields: it is called once with the file's column names and returns a field for
+	// each column it takes, by column index, or the problem of a column it refuses.
+	extra func(names []string) (map[int]field[T], *ParseError)
+	// newRow, when not nil, prepares each row appended from the template before its
+	// cells are decoded (the extra fields decode into storage it sets).
+	newRow func(r *T)
 }
 
 func newTableReader[T any](hr *historyReader, table, path string, fields []field[T]) *tableReader[T] {
@@ -463,8 +514,17 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 		for k := range tr.fields {
 			known[tr.fields[k].name] = true
 		}
-		for _, n := range names {
-			if !known[n] {
+		var taken map[int]field[T]
+		if tr.extra != nil {
+			var perr *ParseError
+			if taken, perr = tr.extra(names); perr != nil {
+				perr.Path, perr.Line, perr.Row = tr.path, headerLine, -1
+				hr.add(perr)
+				return &ProblemsError{Problems: []*ParseError{perr}}
+			}
+		}
+		for j, n := range names {
+			if _, ok := taken[j]; !known[n] && !ok {
 				rep.Ignored = append(rep.Ignored, n)
 			}
 		}
@@ -484,6 +544,14 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 				}
 			}
 			colOf[k] = j
+		}
+		// A copy: fields is the package's schema, shared by every read.
+		tr.fields = slices.Clip(tr.fields)
+		for j := range names {
+			if f, ok := taken[j]; ok {
+				tr.fields = append(tr.fields, f)
+				colOf = append(colOf, j)
+			}
 		}
 		// An unknown column next to an absent one it is a typo of is a problem (issue
 		// 15): otherwise the feature reads as missing in every row without a word.
@@ -523,6 +591,9 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 			// Decode in place at the end of tr.rows, so that no row is allocated alone.
 			tr.rows = append(tr.rows, template)
 			r := &tr.rows[len(tr.rows)-1]
+			if tr.newRow != nil {
+				tr.newRow(r)
+			}
 			rs.i, rs.first = i, nil
 			for k := range tr.fields {
 				if j := colOf[k]; j >= 0 {
@@ -573,7 +644,9 @@ func (tr *tableReader[T]) read(ctx context.Context) ([]T, error) {
 // when h.Pairs is nil). Each file is written atomically. The output is deterministic:
 // the same History gives byte-identical files. Columns are written in the schema order,
 // the truth columns (true_p_success, true_mu_s, true_sigma_s) only when some row has a
-// value. Times are written to the microsecond.
+// value, and the extra attributes (History.Extra) last, as x_<name> columns: their names
+// must pass CheckExtraName and every change must have those attributes or none (see
+// History.CheckExtra). Times are written to the microsecond.
 func WriteHistory(ctx context.Context, dir string, h *History, format Format) error {
 	return writeHistory(ctx, dir, h, format, memory.DefaultAllocator)
 }
@@ -585,7 +658,10 @@ func writeHistory(ctx context.Context, dir string, h *History, format Format, me
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("datasets: %w", err)
 	}
-	if err := writeRows(ctx, filepath.Join(dir, TableChanges+format.Ext()), format, h.Changes, changeFields, mem); err != nil {
+	if err := h.CheckExtra(); err != nil {
+		return err
+	}
+	if err := writeRows(ctx, filepath.Join(dir, TableChanges+format.Ext()), format, h.Changes, changeFields, mem, extraCols(h)...); err != nil {
 		return err
 	}
 	if err := writeRows(ctx, filepath.Join(dir, TableBuilds+format.Ext()), format, h.Builds, buildFields, mem); err != nil {
@@ -601,13 +677,26 @@ func writeHistory(ctx context.Context, dir string, h *History, format Format, me
 	return writeRows(ctx, pairsPath, format, h.Pairs, pairFields, mem)
 }
 
-func writeRows[T any](ctx context.Context, path string, format Format, rows []T, fields []field[T], mem memory.Allocator) error {
-	cols := make([]wcol, 0, len(fields))
+func writeRows[T any](ctx context.Context, path string, format Format, rows []T, fields []field[T], mem memory.Allocator, extra ...wcol) error {
+	cols := make([]wcol, 0, len(fields)+len(extra))
 	for k := range fields {
 		if fields[k].truth && !fields[k].present(rows) {
 			continue
 		}
 		cols = append(cols, fields[k].wcol(rows))
 	}
+	cols = append(cols, extra...)
 	return writeTable(ctx, path, format, len(rows), cols, mem)
+}
+
+// extraCols returns the columns that write the extra attributes of h's changes, after
+// the schema's columns, in the order of h.Extra.
+func extraCols(h *History) []wcol {
+	cols := make([]wcol, len(h.Extra))
+	for k, name := range h.Extra {
+		cols[k] = wcol{name: ExtraPrefix + name, kind: kFloat, float: func(i int) float64 {
+			return h.Changes[i].Extra.extraValue(h.Extra, k, name)
+		}}
+	}
+	return cols
 }

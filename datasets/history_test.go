@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +135,9 @@ func checkEqualHistory(t *testing.T, got, want *History) {
 	if !equalNaN(reflect.ValueOf(got.Pairs), reflect.ValueOf(want.Pairs)) {
 		t.Errorf("pairs differ:\n got %+v\nwant %+v", got.Pairs, want.Pairs)
 	}
+	if !equalNaN(reflect.ValueOf(got.Extra), reflect.ValueOf(want.Extra)) {
+		t.Errorf("extra attributes differ: got %v, want %v", got.Extra, want.Extra)
+	}
 }
 
 func at[T any](s []T, i int) any {
@@ -144,41 +148,67 @@ func at[T any](s []T, i int) any {
 }
 
 func TestHistoryRoundTrip(t *testing.T) {
-	for _, format := range []Format{FormatParquet, FormatArrow, FormatCSV} {
-		t.Run(format.String(), func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-			defer mem.AssertSize(t, 0)
-			ctx := context.Background()
-			dir := t.TempDir()
-			want := testHistory()
-			if err := writeHistory(ctx, dir, want, format, mem); err != nil {
-				t.Fatal(err)
-			}
-			if f, err := DetectFormat(dir); err != nil || f != format {
-				t.Fatalf("DetectFormat = %v, %v, want %v", f, err, format)
-			}
-			got, rep, err := readHistory(ctx, dir, ReadOptions{}, mem)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkEqualHistory(t, got, want)
-			if rep.NProblems != 0 || len(rep.Tables) != 3 || rep.Tables[1].Rows != 3 || rep.Tables[1].Kept != 3 {
-				t.Errorf("report = %+v, want 3 clean tables", rep)
-			}
-
-			// Deterministic: writing again gives the same bytes.
-			dir2 := t.TempDir()
-			if err := writeHistory(ctx, dir2, got, format, mem); err != nil {
-				t.Fatal(err)
-			}
-			for _, table := range []string{TableChanges, TableBuilds, TablePairs} {
-				a, err1 := os.ReadFile(filepath.Join(dir, table+format.Ext()))
-				b, err2 := os.ReadFile(filepath.Join(dir2, table+format.Ext()))
-				if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
-					t.Errorf("%s%s: second write differs from the first (%v, %v)", table, format.Ext(), err1, err2)
+	cases := []struct {
+		name string
+		h    func() *History
+		// read gives what reading h back returns, when it is not h.
+		read func(h *History)
+	}{
+		{"plain", testHistory, nil},
+		// Issue 12 item 3: extra attributes; a change without them reads back with every
+		// one missing.
+		{"extra attributes", extraHistory, func(h *History) {
+			h.Changes[2].Extra = Extra{Names: h.Extra, Values: []float64{nan, nan}}
+		}},
+	}
+	for _, tc := range cases {
+		for _, format := range []Format{FormatParquet, FormatArrow, FormatCSV} {
+			t.Run(tc.name+"/"+format.String(), func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+				defer mem.AssertSize(t, 0)
+				ctx := context.Background()
+				dir := t.TempDir()
+				want := tc.h()
+				if err := writeHistory(ctx, dir, want, format, mem); err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
+				if f, err := DetectFormat(dir); err != nil || f != format {
+					t.Fatalf("DetectFormat = %v, %v, want %v", f, err, format)
+				}
+				got, rep, err := readHistory(ctx, dir, ReadOptions{}, mem)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.read != nil {
+					tc.read(want)
+				}
+				checkEqualHistory(t, got, want)
+				if rep.NProblems != 0 || len(rep.Tables) != 3 || rep.Tables[1].Rows != 3 || rep.Tables[1].Kept != 3 {
+					t.Errorf("report = %+v, want 3 clean tables", rep)
+				}
+				if ig := rep.Tables[0].Ignored; len(ig) != 0 || !slices.Equal(rep.Tables[0].Extra, want.Extra) {
+					t.Errorf("report: ignored columns %v, extra %v, want the x_ columns read as %v", ig, rep.Tables[0].Extra, want.Extra)
+				}
+				for i := range got.Changes {
+					if e := got.Changes[i].Extra; len(want.Extra) > 0 && &e.Names[0] != &got.Extra[0] {
+						t.Errorf("change %d does not share the history's names", i)
+					}
+				}
+
+				// Deterministic: writing again gives the same bytes.
+				dir2 := t.TempDir()
+				if err := writeHistory(ctx, dir2, got, format, mem); err != nil {
+					t.Fatal(err)
+				}
+				for _, table := range []string{TableChanges, TableBuilds, TablePairs} {
+					a, err1 := os.ReadFile(filepath.Join(dir, table+format.Ext()))
+					b, err2 := os.ReadFile(filepath.Join(dir2, table+format.Ext()))
+					if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+						t.Errorf("%s%s: second write differs from the first (%v, %v)", table, format.Ext(), err1, err2)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -3,10 +3,12 @@ package datasets
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -112,6 +114,14 @@ type ImportReport struct {
 	// ImputedDuration (ImportOptions.ImputedDuration).
 	ImputedFinish   int
 	ImputedDuration time.Duration // the imputed build time; zero when none was imputed
+	// Extra names the source columns kept as extra attributes (History.Extra), and
+	// Refused the source columns not kept because they leak the label (see
+	// CheckExtraName), each with the reason.
+	Extra   []string
+	Refused []string
+	// PreviousUnfinished counts the BuildFast builds that started before their previous
+	// build finished, whose attributes computed from earlier outcomes are missing.
+	PreviousUnfinished int
 }
 
 // String summarises the report in a few lines.
@@ -130,6 +140,15 @@ func (r *ImportReport) String() string {
 	}
 	if r.Errored != StatusUnknown {
 		fmt.Fprintf(&b, "  errored builds imported as %v\n", r.Errored)
+	}
+	if len(r.Extra) > 0 {
+		fmt.Fprintf(&b, "  %d source columns kept as extra attributes (x_*): %s\n", len(r.Extra), strings.Join(r.Extra, ", "))
+	}
+	for _, c := range r.Refused {
+		fmt.Fprintf(&b, "  column refused: %s\n", c)
+	}
+	if r.PreviousUnfinished > 0 {
+		fmt.Fprintf(&b, "  %d builds started before their previous build finished: their attributes computed from earlier outcomes are missing (point in time)\n", r.PreviousUnfinished)
 	}
 	if r.ImputedFinish > 0 {
 		fmt.Fprintf(&b, "  %d builds without a finish time finish %v after their start (imputed, see datasets/IMPORT.md)\n",
@@ -202,9 +221,9 @@ func (s *sourceRow) number(column string) (float64, *ParseError) {
 }
 
 // scanSource reads a source CSV file with a header row, checks that it has the columns
-// named in required and calls fn for each record. A record with the wrong number of
-// fields is reported to bad.
-func scanSource(ctx context.Context, path string, required []string, fn func(r *sourceRow) error, bad func(p *ParseError)) error {
+// named in required, tells extra the column names (before the first record) and calls
+// fn for each record. A record with the wrong number of fields is reported to bad.
+func scanSource(ctx context.Context, path string, required []string, extra func(header []string) error, fn func(r *sourceRow) error, bad func(p *ParseError)) error {
 	fh, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("datasets: %w", err)
@@ -235,6 +254,11 @@ func scanSource(ctx context.Context, path string, required []string, fn func(r *
 	if len(missing) > 0 {
 		return &ProblemsError{Problems: missing}
 	}
+	names := slices.Clone(header)
+	names[0] = strings.TrimPrefix(names[0], "\ufeff")
+	if err := extra(names); err != nil {
+		return err
+	}
 	r := &sourceRow{path: path, index: index}
 	for row := 0; ; row++ {
 		rec, err := cr.Read()
@@ -259,4 +283,75 @@ func scanSource(ctx context.Context, path string, required []string, fn func(r *
 			}
 		}
 	}
+}
+
+// extraColumns are the extra attributes of one source file: every column of its header
+// that the importer does not map or skip (ids, strings, the label), in increasing order
+// of attribute name.
+type extraColumns struct {
+	names []string // attribute names (ExtraName of the column), increasing
+	cols  []string // the source column of each
+}
+
+// sourceExtra returns the extra attributes of a source file with the given header:
+// every column not in skip. A column that leaks the label (CheckExtraName) is refused
+// and recorded in rep.Refused, once per column name; two columns with the same
+// attribute name, or a name CheckExtraName refuses for another reason, are an error.
+func sourceExtra(path string, header []string, skip map[string]bool, rep *ImportReport) (extraColumns, error) {
+	var e extraColumns
+	byName := map[string]string{}
+	for _, c := range header {
+		if skip[c] {
+			continue
+		}
+		n := ExtraName(c)
+		if err := CheckExtraName(n); err != nil {
+			if errors.Is(err, ErrLeakingColumn) {
+				msg := fmt.Sprintf("%s: %v", c, err)
+				if !slices.Contains(rep.Refused, msg) {
+					rep.Refused = append(rep.Refused, msg)
+				}
+				continue
+			}
+			return e, &ParseError{Path: path, Line: 1, Row: -1, Column: c, Err: err}
+		}
+		if other, dup := byName[n]; dup {
+			return e, &ParseError{Path: path, Line: 1, Row: -1, Column: c, Err: fmt.Errorf("%w: columns %s and %s are both the extra attribute %s", ErrDuplicateColumn, other, c, n)}
+		}
+		byName[n] = c
+		e.names = append(e.names, n)
+	}
+	slices.Sort(e.names)
+	for _, n := range e.names {
+		e.cols = append(e.cols, byName[n])
+	}
+	return e, nil
+}
+
+// values parses the extra attributes of one source row: finite numbers, an empty cell
+// NaN, and a value listed in undefined[column] NaN too (a source's code for
+// "undefined"). A cell that is not a number is a problem.
+func (e *extraColumns) values(r *sourceRow, undefined map[string]float64) ([]float64, *ParseError) {
+	if len(e.names) == 0 {
+		return nil, nil
+	}
+	v := make([]float64, len(e.names))
+	for k, c := range e.cols {
+		x, perr := r.number(c)
+		if perr != nil {
+			return nil, perr
+		}
+		if u, ok := undefined[c]; ok && x == u {
+			x = nan
+		}
+		v[k] = x
+	}
+	return v, nil
+}
+
+// finishExtra aligns the extra attributes of h's changes (alignExtra) and records their
+// names in the report.
+func (r *ImportReport) finishExtra(h *History) {
+	h.alignExtra()
+	r.Extra = h.Extra
 }

@@ -19,6 +19,45 @@ var buildFastColumns = []string{
 	"commits", "line_added", "line_deleted", "files_added", "files_deleted", "files_modified",
 }
 
+// buildFastSkip are the columns of a BuildFast file that are not extra attributes: the
+// ids (id, now_build_id, build_id) and the columns mapped one to one onto the schema.
+// now_label and now_duration are not listed: they are refused by name as leaking the
+// label (CheckExtraName), and the report says so.
+var buildFastSkip = map[string]bool{
+	"id": true, "now_build_id": true, "build_id": true,
+	"commits": true, "line_added": true, "line_deleted": true,
+}
+
+// buildFastUndefined are the BuildFast columns in which 9999 means "undefined" (no
+// earlier failure): they are read as missing.
+var buildFastUndefined = map[string]float64{
+	"last_fail_gap_avg": 9999, "last_fail_gap_max": 9999, "last_fail_gap_sum": 9999,
+	"consec_fail_builds_avg": 9999, "consec_fail_builds_max": 9999, "consec_fail_builds_sum": 9999,
+}
+
+// buildFastOutcomeHistory are the BuildFast columns computed from the outcomes of earlier
+// builds, the previous build of the row (build_id) included: its status, label, test
+// counts, errors and duration, and the failure ratios, gaps, streaks and file failure
+// probabilities over the history up to it. They are missing for a build that started
+// before its previous build finished (see previousFinished): a queue could not know
+// that outcome at the build's start.
+var buildFastOutcomeHistory = map[string]bool{
+	"last_label": true, "pr_status": true, "pr_duration": true, "pr_tests_ok": true, "pr_tests_fail": true,
+	"pr_depend_error": true, "pr_compile_error": true, "pr_test_exception": true, "pr_test_assert": true, "pr_other_error": true,
+	"fail_ratio_pr": true, "fail_ratio_re": true, "fail_ratio_com_pr": true, "fail_ratio_com_re": true,
+	"last_fail_gap_avg": true, "last_fail_gap_max": true, "last_fail_gap_sum": true,
+	"consec_fail_builds_avg": true, "consec_fail_builds_max": true, "consec_fail_builds_sum": true,
+	"file_fail_prob_max": true, "file_fail_prob_avg": true, "file_fail_prob_sum": true, "gaussian": true,
+}
+
+// previousFinished reports whether a BuildFast build certainly started after its
+// previous build (build_id) finished: time_interval, the whole minutes between the two
+// starts, is at least the previous build's pr_duration in seconds. When either is
+// missing it cannot say, and reports false.
+func previousFinished(intervalMin, prevDurationS float64) bool {
+	return intervalMin*60 >= prevDurationS
+}
+
 // DerivedTimeOrigin is the time the derived clock of each BuildFast project starts at
 // (ImportOptions.DeriveTimes): an arbitrary, obviously artificial date, so that derived
 // times are never mistaken for recorded ones.
@@ -33,6 +72,8 @@ type buildFastRow struct {
 	commits        float64
 	added, deleted float64
 	files          float64
+	extra          []float64 // the file's extra attributes (extraColumns), in order
+	prevUnfinished bool      // the outcome-history attributes were made missing
 	line, row      int
 }
 
@@ -43,7 +84,13 @@ type buildFastRow struct {
 // build just before). Each build is one change with one build on an empty path, in
 // now_build_id order per file. IMPORT.md has the column mapping and how
 // ImportOptions.DeriveTimes derives times; a build with a derived start but no
-// now_duration finishes opt.ImputedDuration after it.
+// now_duration finishes opt.ImputedDuration after it. Every other column except the ids
+// becomes an extra attribute (Change.Extra, History.Extra; 9999 in last_fail_gap_* and
+// consec_fail_builds_* is missing), but now_label and now_duration, which leak the label
+// and are refused by name (ImportReport.Refused). The attributes computed from earlier
+// outcomes (buildFastOutcomeHistory) are missing for a build that started before its
+// previous build finished (ImportReport.PreviousUnfinished), as the point-in-time rule
+// of the features requires.
 func ImportBuildFast(ctx context.Context, path string, opt ImportOptions) (*History, *ImportReport, error) {
 	rep := &ImportReport{Source: "buildfast", Skipped: map[string]int{}, DerivedTimes: opt.DeriveTimes}
 	if err := opt.check(); err != nil {
@@ -61,6 +108,7 @@ func ImportBuildFast(ctx context.Context, path string, opt ImportOptions) (*Hist
 		}
 		rep.Files++
 	}
+	rep.finishExtra(h)
 	rep.Changes, rep.Builds = len(h.Changes), len(h.Builds)
 	return h, rep, nil
 }
@@ -96,15 +144,39 @@ func buildFastRepo(path string) string {
 func importBuildFastFile(ctx context.Context, path string, opt ImportOptions, rep *ImportReport, h *History, global map[int64]string) error {
 	repo := buildFastRepo(path)
 	kept := make(map[int64]*buildFastRow)
-	err := scanSource(ctx, path, buildFastColumns, func(r *sourceRow) error {
+	var extra extraColumns
+	var history []int  // the attributes of buildFastOutcomeHistory
+	prevDuration := -1 // the attribute pr_duration
+	header := func(names []string) (err error) {
+		extra, err = sourceExtra(path, names, buildFastSkip, rep)
+		for k, c := range extra.cols {
+			if buildFastOutcomeHistory[c] {
+				history = append(history, k)
+			}
+			if c == "pr_duration" {
+				prevDuration = k
+			}
+		}
+		return err
+	}
+	err := scanSource(ctx, path, buildFastColumns, header, func(r *sourceRow) error {
 		rep.RowsRead++
 		if opt.Progress != nil && rep.RowsRead%4096 == 0 {
 			opt.Progress(rep.RowsRead)
 		}
 		row, perr := parseBuildFastRow(r)
+		if perr == nil {
+			row.extra, perr = extra.values(r, buildFastUndefined)
+		}
 		if perr != nil {
 			rep.skip(opt, perr)
 			return nil
+		}
+		if len(history) > 0 && (prevDuration < 0 || !previousFinished(row.intervalMin, row.extra[prevDuration])) {
+			for _, k := range history {
+				row.extra[k] = nan
+			}
+			row.prevUnfinished = true
 		}
 		if other, ok := global[row.id]; ok && other != path {
 			rep.skip(opt, r.problem("now_build_id", fmt.Errorf("%w: now_build_id %d is also in %s", ErrDuplicateID, row.id, other)))
@@ -149,6 +221,12 @@ func importBuildFastFile(ctx context.Context, path string, opt ImportOptions, re
 		c, b := changeTemplate, buildTemplate
 		c.ChangeID, c.Repo = id, repo
 		c.Commits, c.LinesAdded, c.LinesRemoved, c.FilesChanged = r.commits, r.added, r.deleted, r.files
+		if r.extra != nil {
+			c.Extra = Extra{Names: extra.names, Values: r.extra}
+		}
+		if r.prevUnfinished {
+			rep.PreviousUnfinished++
+		}
 		b.BuildID, b.Repo, b.ChangeID = id, repo, id
 		b.SpeculationHeight = 0
 		b.DurationS = r.duration

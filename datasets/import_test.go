@@ -7,9 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"gonum.org/v1/gonum/floats/scalar"
 )
 
 func TestImportTravisTorrent(t *testing.T) {
@@ -41,6 +44,11 @@ func TestImportTravisTorrent(t *testing.T) {
 	want.ChangeID, want.Repo, want.RevisionID, want.Author = "1023923", "BaseXdb/basex", "183d6be1459b5851a089297f99280dc1ba3606b3", "christian.gruen@gmail.com"
 	want.SubmittedAt = time.Date(2012, 4, 5, 11, 2, 14, 0, time.UTC)
 	want.FilesChanged = 28 // 23 added + 5 modified + 0 deleted
+	// The other numeric columns are extra attributes, in name order.
+	want.Extra = Extra{Names: h.Extra, Values: []float64{23, 0, 5, 2940}}
+	if wantNames := []string{"gh_files_added", "gh_files_deleted", "gh_files_modified", "gh_src_churn"}; !slices.Equal(h.Extra, wantNames) || !slices.Equal(rep.Extra, wantNames) {
+		t.Errorf("Extra = %v (report %v), want %v", h.Extra, rep.Extra, wantNames)
+	}
 	if !equalNaN(reflect.ValueOf(c), reflect.ValueOf(want)) {
 		t.Errorf("change 0 =\n%+v, want\n%+v", c, want)
 	}
@@ -304,5 +312,83 @@ func TestImportBuildFastImputedFinish(t *testing.T) {
 	}
 	if b := h.Builds[1]; !b.FinishedAt.Equal(b.StartedAt.Add(57 * time.Second)) {
 		t.Errorf("build %s finished %v, want its start plus its 57 s duration", b.BuildID, b.FinishedAt)
+	}
+}
+
+// TestImportBuildFastExtra checks the extra attributes of a BuildFast import: every
+// column but the ids and the one-to-one mapped ones, from the kept row of each build,
+// 9999 read as missing in the columns where it means "undefined", and the two columns
+// that leak the label refused by name.
+func TestImportBuildFastExtra(t *testing.T) {
+	h, rep, err := ImportBuildFast(context.Background(), "testdata/buildfast", ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 117 columns: 3 ids, 3 mapped one to one (commits, line_added, line_deleted) and
+	// the 2 refused ones are not attributes.
+	if len(h.Extra) != 109 || !slices.IsSorted(h.Extra) {
+		t.Fatalf("%d extra attributes (sorted: %v), want 109 sorted", len(h.Extra), slices.IsSorted(h.Extra))
+	}
+	for _, n := range []string{"id", "now_build_id", "build_id", "commits", "line_added", "line_deleted", "now_label", "now_duration"} {
+		if slices.Contains(h.Extra, n) {
+			t.Errorf("%s is an extra attribute", n)
+		}
+	}
+	if len(rep.Refused) != 2 || !strings.HasPrefix(rep.Refused[0], "now_duration: ") || !strings.HasPrefix(rep.Refused[1], "now_label: ") {
+		t.Errorf("Refused = %q, want now_duration and now_label", rep.Refused)
+	}
+	if s := rep.String(); !strings.Contains(s, "column refused: now_label") || !strings.Contains(s, "109 source columns kept") {
+		t.Errorf("report summary does not say what was kept and refused:\n%s", s)
+	}
+	tests := []struct {
+		change, attr string
+		want         float64
+	}{
+		{"4937685", "fail_ratio_pr", 0.112},
+		{"4937685", "time_interval", 4195},
+		{"4937685", "commiter_exp", -1},
+		{"4937685", "files_modified", 1},
+		{"4937685", "last_fail_gap_avg", math.NaN()}, // 9999: no earlier failure
+		{"4937685", "consec_fail_builds_max", 0},
+		{"4937831", "last_fail_gap_max", 1},
+		// Build 5015395 keeps its row paired with the later previous build.
+		{"5015395", "fail_ratio_re", 0.2},
+		{"5015395", "time_interval", 963},
+		// 19421513 started 3 minutes after its previous build, which ran 428 s: the
+		// attributes computed from earlier outcomes are missing, the others kept.
+		{"19421513", "import_gum", 5},
+		{"19421513", "time_interval", 3},
+		{"19421513", "gaussian", math.NaN()},
+		{"19421513", "fail_ratio_pr", math.NaN()},
+		{"19421513", "last_label", math.NaN()},
+		{"19421513", "pr_duration", math.NaN()},
+		{"4937835", "pr_duration", 57}, // 12 minutes after a 57 s build
+	}
+	if rep.PreviousUnfinished != 1 {
+		t.Errorf("PreviousUnfinished = %d, want 1 (19421513)", rep.PreviousUnfinished)
+	}
+	for _, tc := range tests {
+		i := slices.IndexFunc(h.Changes, func(c Change) bool { return c.ChangeID == tc.change })
+		if i < 0 {
+			t.Fatalf("no change %s", tc.change)
+		}
+		if got := h.Changes[i].Extra.Get(tc.attr); !scalar.Same(got, tc.want) {
+			t.Errorf("change %s %s = %v, want %v", tc.change, tc.attr, got, tc.want)
+		}
+	}
+	if err := h.CheckExtra(); err != nil {
+		t.Errorf("CheckExtra: %v", err)
+	}
+	// The attributes survive writing and strict reading in every format.
+	for _, f := range []Format{FormatParquet, FormatArrow, FormatCSV} {
+		dir := t.TempDir()
+		if err := WriteHistory(context.Background(), dir, h, f); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := ReadHistory(context.Background(), dir, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkEqualHistory(t, got, h)
 	}
 }

@@ -13,6 +13,14 @@ var travisTorrentColumns = []string{
 	"gh_files_added", "gh_files_deleted", "gh_files_modified",
 }
 
+// travisTorrentSkip are the columns of the TravisTorrent subset that are not extra
+// attributes: ids and strings. Its other columns (gh_src_churn and the three
+// gh_files_* counts) are kept as extra attributes; tr_status is mapped onto the status.
+var travisTorrentSkip = map[string]bool{
+	"tr_build_id": true, "tr_status": true, "author_mail": true, "git_commit": true,
+	"gh_project_name": true, "tr_started_at": true,
+}
+
 // travisTimeLayout is how TravisTorrent writes tr_started_at, in UTC.
 const travisTimeLayout = "2006-01-02 15:04:05"
 
@@ -30,8 +38,10 @@ var travisStatus = map[string]Status{
 // ci-data/travistorrent-mmse) into a history: each Travis build is one change with one
 // build on an empty path. IMPORT.md has the column mapping. "errored" builds get
 // opt.Errored, and every build finishes opt.ImputedDuration after its start (the source
-// records no finish). Rows with problems are skipped and counted by reason in the
-// report; a missing column, a malformed file or invalid options are an error.
+// records no finish). The numeric columns that are not ids (gh_src_churn and the
+// gh_files_* counts) are kept as extra attributes (Change.Extra, History.Extra). Rows
+// with problems are skipped and counted by reason in the report; a missing column, a
+// malformed file or invalid options are an error.
 func ImportTravisTorrent(ctx context.Context, path string, opt ImportOptions) (*History, *ImportReport, error) {
 	rep := &ImportReport{Source: "travistorrent", Files: 1, Skipped: map[string]int{}, Errored: opt.errored()}
 	if err := opt.check(); err != nil {
@@ -40,7 +50,12 @@ func ImportTravisTorrent(ctx context.Context, path string, opt ImportOptions) (*
 	h := &History{Changes: []Change{}, Builds: []Build{}}
 	seen := make(map[string]bool)
 	changeTemplate, buildTemplate := blank(changeFields), blank(buildFields)
-	err := scanSource(ctx, path, travisTorrentColumns, func(r *sourceRow) error {
+	var extra extraColumns
+	header := func(names []string) (err error) {
+		extra, err = sourceExtra(path, names, travisTorrentSkip, rep)
+		return err
+	}
+	err := scanSource(ctx, path, travisTorrentColumns, header, func(r *sourceRow) error {
 		rep.RowsRead++
 		if opt.Progress != nil && rep.RowsRead%4096 == 0 {
 			opt.Progress(rep.RowsRead)
@@ -81,6 +96,14 @@ func ImportTravisTorrent(ctx context.Context, path string, opt ImportOptions) (*
 			}
 			files += v // NaN when any part is missing
 		}
+		ev, perr := extra.values(r, nil)
+		if perr != nil {
+			rep.skip(opt, perr)
+			return nil
+		}
+		if ev != nil {
+			c.Extra = Extra{Names: extra.names, Values: ev}
+		}
 		seen[id] = true
 		c.ChangeID = id
 		c.Repo = r.get("gh_project_name")
@@ -105,6 +128,7 @@ func ImportTravisTorrent(ctx context.Context, path string, opt ImportOptions) (*
 	if err != nil {
 		return nil, rep, err
 	}
+	rep.finishExtra(h)
 	rep.Changes, rep.Builds = len(h.Changes), len(h.Builds)
 	return h, rep, nil
 }

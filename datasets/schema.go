@@ -146,6 +146,11 @@ type Change struct {
 	// TrueProbSuccess is synthetic ground truth: the probability that the change's own
 	// build succeeds. NaN in real histories.
 	TrueProbSuccess float64
+
+	// Extra holds the change's extra attributes, numeric source columns outside the
+	// schema (the x_* columns of the changes table); its Names are the history's
+	// History.Extra, or nil when the change has none.
+	Extra Extra
 }
 
 // Build is one row of the builds table: one executed node of a speculation tree.
@@ -181,4 +186,7 @@ type History struct {
 	Changes []Change
 	Builds  []Build
 	Pairs   []Pair // nil for real histories
+	// Extra names the extra attributes of the changes table (its x_* columns, without
+	// the prefix), strictly increasing; nil when it has none. See [Extra].
+	Extra []string
 }

@@ -163,6 +163,18 @@
 // test and goes into every model bundle; the scorer refuses a bundle whose hash differs
 // from its own.
 //
+// # Extra attributes
+//
+// A history's extra attributes (numeric source columns outside the schema,
+// datasets.Extra) end the success and build-time rows, one column x_<name> each in the
+// history's order, NaN where a change lacks one ([Kind.SchemaWithExtra], [Extra]); they
+// are part of the row kind's schema names and so of its hash. Conflict rows take none.
+// The scorer gives a model the attributes its column names list ([ExtraOf]) by name,
+// whatever order or superset a request sends. A name that leaks the label is refused
+// (datasets.CheckExtraName). They are descriptions of the change at its submission as
+// the source recorded them: the point-in-time rule holds only as far as the source's own
+// computation did (BuildFast's history counts look at earlier builds only).
+//
 // # Developer table format
 //
 // [WriteDevTable] writes a JSON object (format_version [DevTableVersion]) holding

@@ -53,6 +53,7 @@ type Index struct {
 	pairSkips map[string]int
 	nNames    int // distinct affected target names
 	truth     map[[2]string]*datasets.Pair
+	extra     []string // the history's extra attributes (datasets.History.Extra)
 }
 
 type changeInfo struct {
@@ -109,8 +110,10 @@ func decisive(s datasets.Status) bool {
 }
 
 // NewIndex prepares h for feature extraction. It returns an error wrapping
-// ErrInvalidHistory for duplicate change or build ids and for builds or paths naming a
-// change the history does not have. ctx is checked between stages.
+// ErrInvalidHistory for duplicate change or build ids, for builds or paths naming a
+// change the history does not have, and for extra attributes that
+// datasets.History.CheckExtra refuses (a name that leaks the label, changes whose
+// attributes are not the history's). ctx is checked between stages.
 func NewIndex(ctx context.Context, h *datasets.History) (*Index, error) {
 	ix := &Index{
 		h:         h,
@@ -118,6 +121,10 @@ func NewIndex(ctx context.Context, h *datasets.History) (*Index, error) {
 		builds:    make([]buildInfo, len(h.Builds)),
 		pairSkips: make(map[string]int),
 	}
+	if err := h.CheckExtra(); err != nil {
+		return nil, fmt.Errorf("features: %w: %w", ErrInvalidHistory, err)
+	}
+	ix.extra = h.Extra
 	byID := make(map[string]int32, len(h.Changes))
 	for i := range h.Changes {
 		id := h.Changes[i].ChangeID

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -104,12 +105,22 @@ func (t *Table) Slice(i, j int) *Table {
 	return s
 }
 
+// Schema returns the schema of the rows of the given kind that Table builds: the kind's
+// schema with the history's extra attributes (Kind.SchemaWithExtra).
+func (ix *Index) Schema(kind Kind) Schema { return kind.SchemaWithExtra(ix.extra) }
+
+// Extra returns the history's extra attributes (datasets.History.Extra), which the
+// success and build-time rows end with.
+func (ix *Index) Extra() []string { return slices.Clone(ix.extra) }
+
 // ctxEvery is how many rows are built between two checks of the context.
 const ctxEvery = 1 << 14
 
-// Table returns the rows of the given kind. It returns an error only when ctx is done.
+// Table returns the rows of the given kind, with the schema Schema(kind): success and
+// build-time rows end with the history's extra attributes. It returns an error only
+// when ctx is done.
 func (ix *Index) Table(ctx context.Context, kind Kind) (*Table, error) {
-	t := &Table{Schema: kind.Schema(), Skipped: make(map[string]int)}
+	t := &Table{Schema: ix.Schema(kind), Skipped: make(map[string]int)}
 	var err error
 	switch kind {
 	case KindSuccess:
@@ -185,7 +196,9 @@ func (ix *Index) successRows(ctx context.Context, t *Table) error {
 			t.Skipped[SkipUndeterminedAlone]++
 			continue
 		}
-		success(t.grow(), c, info.nTargets, info.spec, info.dev, info.rec)
+		row := t.grow()
+		success(row[:NSuccess], c, info.nTargets, info.spec, info.dev, info.rec)
+		Extra(row[NSuccess:], c, ix.extra)
 		t.Y = append(t.Y, float64(info.label))
 		t.ChangeID = append(t.ChangeID, c.ChangeID)
 		t.BuildID = append(t.BuildID, h.Builds[info.labelBuild].BuildID)
@@ -285,7 +298,9 @@ func (ix *Index) buildTimeRows(ctx context.Context, t *Table) error {
 				t.Skipped[SkipMissingDuration]++
 				continue
 			}
-			buildTime(t.grow(), c, info.nTargets, ix.builds[bi].spec, info.dev, info.rec)
+			row := t.grow()
+			buildTime(row[:NBuildTime], c, info.nTargets, ix.builds[bi].spec, info.dev, info.rec)
+			Extra(row[NBuildTime:], c, ix.extra)
 			t.Y = append(t.Y, b.DurationS)
 			t.ChangeID = append(t.ChangeID, c.ChangeID)
 			t.BuildID = append(t.BuildID, b.BuildID)

@@ -3,6 +3,8 @@ package modelset
 import (
 	"fmt"
 	"strings"
+
+	"github.com/sqpredict/sqpredict/features"
 )
 
 // Manifest extra keys a loader reads (registry.Manifest.Extra).
@@ -30,7 +32,28 @@ const (
 	// under which the developer table's authors are pseudonymised; absent when they are
 	// in clear. Only the id is recorded: a loader needs the key itself (LoadOptions).
 	ExtraAuthorKeyID = "author_key_id"
+	// ExtraAttributes names, comma-separated, the extra attributes (source columns
+	// outside the schema, datasets.Extra) that the success and build-time models take
+	// after their kind's features (features.Kind.SchemaWithExtra); absent when they take
+	// none. A scorer gives a change's attributes to the models by these names.
+	ExtraAttributes = "extra_attributes"
 )
+
+// ExtraAttributeNames returns the extra attributes a manifest's extra map lists
+// (ExtraAttributes), nil when none. A name datasets.CheckExtraName refuses (one that
+// leaks the label) is an error wrapping ErrBundle.
+func ExtraAttributeNames(extra map[string]string) ([]string, error) {
+	v := extra[ExtraAttributes]
+	if v == "" {
+		return nil, nil
+	}
+	names := strings.Split(v, ",")
+	// ExtraOf checks every name (datasets.CheckExtraName) as the column of a schema.
+	if _, err := features.ExtraOf(features.KindSuccess, features.KindSuccess.SchemaWithExtra(names).Names); err != nil {
+		return nil, fmt.Errorf("%w: manifest %s: %w", ErrBundle, ExtraAttributes, err)
+	}
+	return names, nil
+}
 
 // Challenger model names, as the trainer's --challengers and predictd's
 // --challenger-models spell them (training.ChallengerGBMSuccess and

@@ -92,6 +92,10 @@ type Models struct {
 	// DevTable is the developer table frozen at the end of the training window; nil for
 	// the models fitted for the holdout evaluation.
 	DevTable *features.DevTable
+	// Extra names the extra attributes the success and build-time models take after
+	// their kind's features (features.Kind.SchemaWithExtra), nil when none; the manifest
+	// records them (ExtraAttributes).
+	Extra []string
 }
 
 // featuresFile is the JSON form of features.json.
@@ -107,12 +111,14 @@ type featuresEntry struct {
 	Names   []string `json:"names"`
 }
 
-// FeaturesJSON returns the content of FileFeatures for this build: the combined schema
-// hash and, per row kind, the schema version, hash and ordered feature names.
-func FeaturesJSON() ([]byte, error) {
+// FeaturesJSON returns the content of FileFeatures for this build and the extra
+// attributes extra (nil for none): the combined schema hash of the feature code and, per
+// row kind, the schema version, hash and ordered feature names, with the extra
+// attributes at the end of the success and build-time schemas (and so in their hashes).
+func FeaturesJSON(extra []string) ([]byte, error) {
 	f := featuresFile{SchemaHash: SchemaHash()}
 	for _, k := range []features.Kind{features.KindSuccess, features.KindConflict, features.KindBuildTime} {
-		s := k.Schema()
+		s := k.SchemaWithExtra(extra)
 		f.Schemas = append(f.Schemas, featuresEntry{Kind: k.String(), Version: s.Version, Hash: s.Hash(), Names: s.Names})
 	}
 	return json.MarshalIndent(f, "", "  ")
@@ -227,6 +233,10 @@ func loadModels(b *registry.Bundle, opt LoadOptions) (*Models, error) {
 		return nil, fmt.Errorf("%w: %s: feature schema hash %s, this build has %s: %w",
 			ErrBundle, b.Dir, b.Manifest.FeatureSchemaHash, SchemaHash(), registry.ErrSchemaMismatch)
 	}
+	extra, err := ExtraAttributeNames(b.Manifest.Extra)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Dir, err)
+	}
 	files := b.Files()
 	var leftOut []string
 	if partial {
@@ -251,7 +261,7 @@ func loadModels(b *registry.Bundle, opt LoadOptions) (*Models, error) {
 		}
 		return nil
 	}
-	m := &Models{Baselines: map[string]*Baseline{}}
+	m := &Models{Baselines: map[string]*Baseline{}, Extra: extra}
 	logisticOf := func(dst **logistic.Model, kind features.Kind) func([]byte) error {
 		return func(data []byte) error {
 			lm, err := logistic.ReadJSON(bytes.NewReader(data))
@@ -259,7 +269,7 @@ func loadModels(b *registry.Bundle, opt LoadOptions) (*Models, error) {
 				return err
 			}
 			*dst = lm
-			return checkNames(lm.FeatureNames(), kind)
+			return checkNames(lm.FeatureNames(), kind, extra)
 		}
 	}
 	gbmOf := func(dst **gbm.Model, kind features.Kind) func([]byte) error {
@@ -269,7 +279,7 @@ func loadModels(b *registry.Bundle, opt LoadOptions) (*Models, error) {
 				return err
 			}
 			*dst = gm
-			return checkNames(gm.FeatureNames(), kind)
+			return checkNames(gm.FeatureNames(), kind, extra)
 		}
 	}
 	ngboostOf := func(dst **BuildTimeModel, fam ngboost.Family) func([]byte) error {
@@ -284,7 +294,7 @@ func loadModels(b *registry.Bundle, opt LoadOptions) (*Models, error) {
 			if *dst, err = NewBuildTimeModel(nm, nil); err != nil {
 				return err
 			}
-			return checkNames(nm.FeatureNames(), features.KindBuildTime)
+			return checkNames(nm.FeatureNames(), features.KindBuildTime, extra)
 		}
 	}
 	champs, err := Champions(b.Manifest.Extra)
@@ -337,7 +347,7 @@ func loadModels(b *registry.Bundle, opt LoadOptions) (*Models, error) {
 				return fmt.Errorf("holds baseline %s", bl.Name())
 			}
 			m.Baselines[name] = bl
-			return checkNames(bl.names, bl.Kind())
+			return checkNames(bl.names, bl.Kind(), extra)
 		}})
 	}
 	for _, s := range steps {
@@ -358,10 +368,15 @@ func loadModels(b *registry.Bundle, opt LoadOptions) (*Models, error) {
 	return m, nil
 }
 
-// checkNames reports whether a model's input columns are those of kind's schema.
-func checkNames(names []string, kind features.Kind) error {
-	want := kind.Schema().Names
+// checkNames reports whether a model's input columns are those of kind's schema with
+// the bundle's extra attributes.
+func checkNames(names []string, kind features.Kind, extra []string) error {
+	want := kind.SchemaWithExtra(extra).Names
 	if !slices.Equal(names, want) {
+		if got, err := features.ExtraOf(kind, names); err == nil && kind.TakesExtra() {
+			return fmt.Errorf("model columns do not match the %s feature schema: the model takes the extra attributes [%s], the manifest's %s lists [%s]",
+				kind, strings.Join(got, " "), ExtraAttributes, strings.Join(extra, " "))
+		}
 		return fmt.Errorf("model columns do not match the %s feature schema (%d columns, schema has %d)", kind, len(names), len(want))
 	}
 	return nil
@@ -386,8 +401,11 @@ type Predictions struct {
 }
 
 // Predict runs every model of m on its table; a table without rows, or a model m lacks,
-// gives empty outputs.
+// gives empty outputs. Tables whose extra attributes are not m.Extra are given m's
+// (features.Table.WithExtra: missing attributes NaN).
 func (m *Models) Predict(success, conflict, buildtime *features.Table) *Predictions {
+	// The tables of another history may have other extra attributes than the models.
+	success, buildtime = success.WithExtra(m.Extra), buildtime.WithExtra(m.Extra)
 	p := &Predictions{Baselines: map[string][]float64{}, BaselineBuildTime: map[string]eval.Predictive{}}
 	for name, b := range m.Baselines {
 		switch b.Kind() {

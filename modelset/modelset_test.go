@@ -57,7 +57,7 @@ func TestLoadDefaultBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := modelset.FeaturesJSON()
+	got, err := modelset.FeaturesJSON(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package scoring
 
 import (
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -72,12 +73,40 @@ type Scorer struct {
 	// one (a bundle is trained for one repository, whose name in the history may differ
 	// from the name it is served under), or "" to read each change's own.
 	repo string
+	// successExtra and buildTimeExtra are the extra attributes the success and
+	// build-time models take after their kind's features (features.SchemaWithExtra),
+	// and nSuccess and nBuildTime the models' widths.
+	successExtra, buildTimeExtra []string
+	nSuccess, nBuildTime         int
+}
+
+// named is a model that names its input columns, as the logistic, GBM and NGBoost
+// models and the baselines of a bundle do.
+type named interface{ FeatureNames() []string }
+
+// modelExtra returns the extra attributes a model of kind takes: none when it is as wide
+// as the kind's schema, else those its column names end with (features.ExtraOf).
+func modelExtra(name string, m interface{ NFeatures() int }, kind features.Kind) ([]string, error) {
+	base := kind.Schema().NFeatures()
+	if m.NFeatures() == base {
+		return nil, nil
+	}
+	nm, ok := m.(named)
+	if !ok || m.NFeatures() < base {
+		return nil, fmt.Errorf("scoring: %s model takes %d features, the schema has %d: %w", name, m.NFeatures(), base, ErrModelShape)
+	}
+	extra, err := features.ExtraOf(kind, nm.FeatureNames())
+	if err != nil {
+		return nil, fmt.Errorf("scoring: %s model: %w: %w", name, ErrModelShape, err)
+	}
+	return extra, nil
 }
 
 // NewScorer returns a scorer of the three models and the developer table. It returns an
 // error wrapping ErrNoModel when one is nil, and ErrModelShape when a model's number of
 // features differs from its row kind's schema (features.NSuccess, NConflict,
-// NBuildTime).
+// NBuildTime), unless a success or build-time model names the extra attributes it takes
+// after them (features.ExtraOf; see Extra).
 func NewScorer(success, conflict Predictor, buildTime DistPredictor, dev DevLookup) (*Scorer, error) {
 	switch {
 	case success == nil:
@@ -123,21 +152,18 @@ func NewScorerNoConflict(success Predictor, buildTime DistPredictor, dev DevLook
 }
 
 // newScorer checks the widths of the success and build-time models and builds the
-// scorer.
+// scorer. A model wider than its kind's schema must name its columns: the extra
+// attributes it takes (features.ExtraOf) are then given to it by name.
 func newScorer(success, conflict Predictor, buildTime DistPredictor, dev DevLookup) (*Scorer, error) {
-	for _, m := range [...]struct {
-		name string
-		got  int
-		want int
-	}{
-		{"success", success.NFeatures(), features.NSuccess},
-		{"build-time", buildTime.NFeatures(), features.NBuildTime},
-	} {
-		if m.got != m.want {
-			return nil, fmt.Errorf("scoring: %s model takes %d features, the schema has %d: %w", m.name, m.got, m.want, ErrModelShape)
-		}
-	}
 	sc := &Scorer{success: success, conflict: conflict, buildTime: buildTime, dev: dev}
+	var err error
+	if sc.successExtra, err = modelExtra("success", success, features.KindSuccess); err != nil {
+		return nil, err
+	}
+	if sc.buildTimeExtra, err = modelExtra("build-time", buildTime, features.KindBuildTime); err != nil {
+		return nil, err
+	}
+	sc.nSuccess, sc.nBuildTime = success.NFeatures(), buildTime.NFeatures()
 	if r := dev.Repos(); len(r) == 1 {
 		sc.repo = r[0]
 	}
@@ -153,15 +179,25 @@ func (s *Scorer) recent(c *datasets.Change) features.Recent {
 	return s.dev.Recent(repo, c)
 }
 
+// Extra returns the extra attributes the scorer's success and build-time models take
+// (nil when none): a change's datasets.Extra values of those names reach them, and an
+// attribute it lacks is NaN, the models' missing value.
+func (s *Scorer) Extra() (success, buildTime []string) {
+	return slices.Clone(s.successExtra), slices.Clone(s.buildTimeExtra)
+}
+
 // Dev returns the author's statistics from the scorer's developer table.
 func (s *Scorer) Dev(author string) features.DevStats { return s.dev.Lookup(author) }
 
 // SuccessRows writes the success-row features of in into dst, row-major, allocating dst
 // when nil, and returns it. It panics if dst has the wrong length.
 func (s *Scorer) SuccessRows(dst []float64, in []SuccessInput) []float64 {
-	dst = rowsDst(dst, len(in), features.NSuccess)
+	n := s.nSuccess
+	dst = rowsDst(dst, len(in), n)
 	for i, c := range in {
-		features.Success(dst[i*features.NSuccess:(i+1)*features.NSuccess], c.Change, c.Spec, s.dev.Lookup(c.Change.Author), s.recent(c.Change))
+		row := dst[i*n : (i+1)*n]
+		features.Success(row[:features.NSuccess], c.Change, c.Spec, s.dev.Lookup(c.Change.Author), s.recent(c.Change))
+		features.Extra(row[features.NSuccess:], c.Change, s.successExtra)
 	}
 	return dst
 }
@@ -178,9 +214,12 @@ func (s *Scorer) ConflictRows(dst []float64, in []PairInput) []float64 {
 
 // BuildTimeRows writes the build-time-row features of in into dst, as SuccessRows.
 func (s *Scorer) BuildTimeRows(dst []float64, in []BuildInput) []float64 {
-	dst = rowsDst(dst, len(in), features.NBuildTime)
+	n := s.nBuildTime
+	dst = rowsDst(dst, len(in), n)
 	for i, b := range in {
-		features.BuildTime(dst[i*features.NBuildTime:(i+1)*features.NBuildTime], b.Change, b.Spec, s.dev.Lookup(b.Change.Author), s.recent(b.Change))
+		row := dst[i*n : (i+1)*n]
+		features.BuildTime(row[:features.NBuildTime], b.Change, b.Spec, s.dev.Lookup(b.Change.Author), s.recent(b.Change))
+		features.Extra(row[features.NBuildTime:], b.Change, s.buildTimeExtra)
 	}
 	return dst
 }
@@ -194,7 +233,7 @@ func (s *Scorer) PredictSuccess(dst []float64, in []SuccessInput) []float64 {
 		return dst
 	}
 	x := s.SuccessRows(nil, in)
-	return s.success.Predict(dst, mat.NewDense(len(in), features.NSuccess, x))
+	return s.success.Predict(dst, mat.NewDense(len(in), s.nSuccess, x))
 }
 
 // ConflictModel returns nil when the scorer has a P-conf model, and otherwise an error
@@ -238,7 +277,7 @@ func (s *Scorer) PredictBuildTime(dst []float64, in []BuildInput) []float64 {
 		return dst
 	}
 	x := s.BuildTimeRows(nil, in)
-	return s.buildTime.Predict(dst, mat.NewDense(len(in), features.NBuildTime, x))
+	return s.buildTime.Predict(dst, mat.NewDense(len(in), s.nBuildTime, x))
 }
 
 const errDstLength = "scoring: dst length mismatch"

@@ -19,7 +19,9 @@ import (
 // in a violations list, and produces the datasets and features values that package
 // scoring computes features from. Optional numbers that are unset become NaN, the
 // feature pipeline's missing value; numbers that are set must be finite and
-// non-negative.
+// non-negative. A change's extra attributes (the map extra) must have valid names that
+// do not leak the label and finite values (datasets.NewExtra); the scorer gives the
+// models the ones they take, NaN for those left out.
 
 // path names a message inside a request, such as changes[3].change, and is formatted
 // only when a violation is recorded: building field names eagerly cost more than the
@@ -139,6 +141,13 @@ func changeFromProto(c *pb.Change, repo string, p path, v *violations) datasets.
 	out.AuthorTenureDays = count(c.AuthorTenureDays, p, "author_tenure_days", v)
 	out.AuthorLevel = count(c.AuthorLevel, p, "author_level", v)
 	out.TrueProbSuccess = math.NaN()
+	if m := c.GetExtra(); len(m) > 0 {
+		e, err := datasets.NewExtra(m)
+		if err != nil {
+			v.add(p.field("extra"), "%v", err)
+		}
+		out.Extra = e
+	}
 	return out
 }
 
@@ -448,7 +457,8 @@ func (in *speculationInput) fillSpeculation(ctx context.Context, builds []*pb.St
 
 // ChangeToProto returns the request form of the attributes of c, the inverse of the
 // conversion the handlers apply: NaN numbers are left unset, nil affected targets
-// unset, and the outcome, decision time and ground truth are not sent.
+// unset, extra attributes sent but the missing (NaN) ones, and the outcome, decision
+// time and ground truth are not sent.
 func ChangeToProto(c *datasets.Change) *pb.Change {
 	opt := func(x float64) *float64 {
 		if math.IsNaN(x) {
@@ -492,6 +502,14 @@ func ChangeToProto(c *datasets.Change) *pb.Change {
 	}
 	if c.AffectedTargets != nil {
 		out.AffectedTargets = &pb.TargetList{Names: c.AffectedTargets}
+	}
+	for k, n := range c.Extra.Names {
+		if k < len(c.Extra.Values) && !math.IsNaN(c.Extra.Values[k]) {
+			if out.Extra == nil {
+				out.Extra = make(map[string]float64, len(c.Extra.Names))
+			}
+			out.Extra[n] = c.Extra.Values[k]
+		}
 	}
 	return out
 }

@@ -260,6 +260,10 @@ func TestInvalidRequests(t *testing.T) {
 		{"negative count", success(with(func(c *pb.Change) { c.LinesAdded = proto.Float64(-1) })), "changes[0].change.lines_added"},
 		{"bad flag", success(with(func(c *pb.Change) { c.RevisionHasTestPlan = 7 })), "changes[0].change.revision_has_test_plan"},
 		{"duplicate id", success(good(), good()), "changes[1].change.change_id"},
+		// Issue 12 item 3: extra attributes that leak the label are refused by name.
+		{"leaking extra attribute", success(with(func(c *pb.Change) { c.Extra = map[string]float64{"churn": 3, "now_label": 1} })), "changes[0].change.extra"},
+		{"NaN extra attribute", success(with(func(c *pb.Change) { c.Extra = map[string]float64{"churn": math.NaN()} })), "changes[0].change.extra"},
+		{"bad extra attribute name", success(with(func(c *pb.Change) { c.Extra = map[string]float64{"Churn": 1} })), "changes[0].change.extra"},
 		{"negative speculation count", func() error {
 			_, err := e.client.PredictSuccess(ctx, &pb.PredictSuccessRequest{Changes: []*pb.SuccessQuery{{Change: good(), Speculation: &pb.SpeculationCounts{Height: proto.Float64(-2)}}}})
 			return err

@@ -91,7 +91,10 @@
 //	                                   Config.AuthorKey its authors are HMAC-SHA256
 //	                                   pseudonyms and the manifest extra
 //	                                   "author_key_id" names the key
-//	features.json                      the three feature schemas and the combined hash
+//	features.json                      the three feature schemas and the combined hash;
+//	                                   the success and build-time schemas end with the
+//	                                   history's extra attributes (x_*), which the
+//	                                   manifest extra "extra_attributes" lists
 //	metrics.json                       holdout metrics, flat, NaN written as null
 //	report.html, *.png                 the evaluation report (eval/report), titled with
 //	                                   the version (chosen with registry.NextVersion first)
@@ -112,7 +115,11 @@
 // window, trained_at (the time of publication), the holdout cut, seed and configuration
 // in extra, and the feature schema hash SchemaHash: the hex SHA-256 of "success
 // <hash>\nconflict <hash>\nbuildtime <hash>\n" over the three features.Schema hashes,
-// so that a change to any row kind changes it.
+// so that a change to any row kind changes it. It identifies the feature code; the
+// extra attributes a bundle's models take (a history's x_* columns, issue 12 item 3)
+// are in features.json's per-kind schemas and hashes, in the manifest extra
+// "extra_attributes" and in every model's column names, which the loader checks
+// against each other.
 //
 // # Metrics
 //

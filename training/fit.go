@@ -31,6 +31,12 @@ type tables struct {
 // model with its bundle file name.
 func fitAll(ctx context.Context, t tables, cfg *Config, stage func(name string)) (*Models, error) {
 	m := &Models{Baselines: map[string]*Baseline{}, LeftOut: map[string]string{}}
+	// The success and build-time tables end with the history's extra attributes.
+	extra, xerr := features.ExtraOf(features.KindSuccess, t.success.Schema.Names)
+	if xerr != nil {
+		return nil, fmt.Errorf("training: %w", xerr)
+	}
+	m.Extra = extra
 	for kind, tb := range map[features.Kind]*features.Table{features.KindSuccess: t.success, features.KindConflict: t.conflict, features.KindBuildTime: t.buildtime} {
 		if tb.NRows() == 0 {
 			continue

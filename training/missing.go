@@ -91,7 +91,12 @@ var featureSources = map[string][]sourceAttr{
 // somewhere or the feature has no listed source.
 func absentEverywhere(h *datasets.History, feature string) string {
 	name := strings.TrimPrefix(strings.TrimPrefix(feature, "ahead_"), "behind_")
-	for _, a := range featureSources[name] {
+	sources := featureSources[name]
+	if attr, ok := strings.CutPrefix(name, datasets.ExtraPrefix); ok {
+		// An extra attribute is its own source column.
+		sources = []sourceAttr{num(name, func(c *datasets.Change) float64 { return c.Extra.Get(attr) })}
+	}
+	for _, a := range sources {
 		present := false
 		for i := range h.Changes {
 			if a.has(&h.Changes[i]) {

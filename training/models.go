@@ -85,8 +85,9 @@ func LoadPartialModels(b *registry.Bundle) (*Models, error) {
 	return m, bundleErr(err)
 }
 
-// featuresJSON returns the content of FileFeatures (modelset.FeaturesJSON).
-func featuresJSON() ([]byte, error) { return modelset.FeaturesJSON() }
+// featuresJSON returns the content of FileFeatures for the extra attributes extra
+// (modelset.FeaturesJSON).
+func featuresJSON(extra []string) ([]byte, error) { return modelset.FeaturesJSON(extra) }
 
 // bundleError is an error of modelset that also matches ErrBundle, with its message
 // unchanged.

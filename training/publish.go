@@ -402,6 +402,9 @@ func Publish(ctx context.Context, reg *registry.Registry, res *Result) (string, 
 	if res.InputFingerprint != "" {
 		m.Extra[ExtraInputFingerprint] = res.InputFingerprint
 	}
+	if len(res.Models.Extra) > 0 {
+		m.Extra[modelset.ExtraAttributes] = strings.Join(res.Models.Extra, ",")
+	}
 	if dt := res.Models.DevTable; dt != nil && dt.AuthorKeyID() != "" {
 		m.Extra[modelset.ExtraAuthorKeyID] = dt.AuthorKeyID()
 	}
@@ -484,7 +487,7 @@ func (res *Result) writeFiles(dir string, e *Evaluation) error {
 	if err != nil {
 		return err
 	}
-	if files[FileFeatures], err = featuresJSON(); err != nil {
+	if files[FileFeatures], err = featuresJSON(res.Models.Extra); err != nil {
 		return fmt.Errorf("training: encoding %s: %w", FileFeatures, err)
 	}
 	for name, data := range files {

@@ -148,7 +148,7 @@ type known struct {
 // finished before to (or whose finish is unknown) and their pairs, the finish time of every build, and for every change the time its outcome was
 // known: the later of its decided_at and the finish of its last build.
 func knownBefore(h *datasets.History, repo string, to time.Time) *known {
-	k := &known{h: &datasets.History{}, decided: map[string]time.Time{}, done: map[string]time.Time{}}
+	k := &known{h: &datasets.History{Extra: h.Extra}, decided: map[string]time.Time{}, done: map[string]time.Time{}}
 	keep := map[string]bool{}
 	for i := range h.Changes {
 		c := &h.Changes[i]

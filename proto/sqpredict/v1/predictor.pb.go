@@ -217,8 +217,18 @@ type Change struct {
 	// Developer group, as recorded at submission.
 	AuthorTenureDays *float64 `protobuf:"fixed64,21,opt,name=author_tenure_days,json=authorTenureDays,proto3,oneof" json:"author_tenure_days,omitempty"`
 	AuthorLevel      *float64 `protobuf:"fixed64,22,opt,name=author_level,json=authorLevel,proto3,oneof" json:"author_level,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Extra attributes: numeric source columns outside the schema (the x_* columns of an
+	// imported history, e.g. BuildFast's "fail_ratio_pr"), by name without the x_
+	// prefix. A bundle trained on a history with such columns takes them as features
+	// (its manifest's extra "extra_attributes" lists them); an attribute it takes that
+	// the change leaves out is missing (NaN, the models' missing value), and one it does
+	// not take is ignored. Values must be finite; a name must be 1 to 64 characters of
+	// a-z, 0-9 and _, starting with a letter, and a name that records how the build ended
+	// (now_label, now_duration, tr_status, tr_duration, build_successful, tr_log_*,
+	// status, outcome, duration_s) is refused: it would leak the label.
+	Extra         map[string]float64 `protobuf:"bytes,23,rep,name=extra,proto3" json:"extra,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Change) Reset() {
@@ -403,6 +413,13 @@ func (x *Change) GetAuthorLevel() float64 {
 		return *x.AuthorLevel
 	}
 	return 0
+}
+
+func (x *Change) GetExtra() map[string]float64 {
+	if x != nil {
+		return x.Extra
+	}
+	return nil
 }
 
 // SpeculationCounts is what the queue knows about a change at the time of the
@@ -2206,8 +2223,7 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\x1csqpredict/v1/predictor.proto\x12\fsqpredict.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1esqpredict/v1/speculation.proto\"\"\n" +
 	"\n" +
 	"TargetList\x12\x14\n" +
-	"\x05names\x18\x01 \x03(\tR\x05names\"\xb4\n" +
-	"\n" +
+	"\x05names\x18\x01 \x03(\tR\x05names\"\xa5\v\n" +
 	"\x06Change\x12\x1b\n" +
 	"\tchange_id\x18\x01 \x01(\tR\bchangeId\x12\x1f\n" +
 	"\vrevision_id\x18\x02 \x01(\tR\n" +
@@ -2234,7 +2250,12 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\x18revision_has_revert_plan\x18\x13 \x01(\x0e2\x12.sqpredict.v1.FlagR\x15revisionHasRevertPlan\x12G\n" +
 	"\x16revision_has_test_plan\x18\x14 \x01(\x0e2\x12.sqpredict.v1.FlagR\x13revisionHasTestPlan\x121\n" +
 	"\x12author_tenure_days\x18\x15 \x01(\x01H\rR\x10authorTenureDays\x88\x01\x01\x12&\n" +
-	"\fauthor_level\x18\x16 \x01(\x01H\x0eR\vauthorLevel\x88\x01\x01B\x12\n" +
+	"\fauthor_level\x18\x16 \x01(\x01H\x0eR\vauthorLevel\x88\x01\x01\x125\n" +
+	"\x05extra\x18\x17 \x03(\v2\x1f.sqpredict.v1.Change.ExtraEntryR\x05extra\x1a8\n" +
+	"\n" +
+	"ExtraEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\x12\n" +
 	"\x10_targets_changedB\x10\n" +
 	"\x0e_targets_addedB\x12\n" +
 	"\x10_targets_removedB\x0e\n" +
@@ -2433,7 +2454,7 @@ func file_sqpredict_v1_predictor_proto_rawDescGZIP() []byte {
 }
 
 var file_sqpredict_v1_predictor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_sqpredict_v1_predictor_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_sqpredict_v1_predictor_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_sqpredict_v1_predictor_proto_goTypes = []any{
 	(Flag)(0),                        // 0: sqpredict.v1.Flag
 	(ModelRole)(0),                   // 1: sqpredict.v1.ModelRole
@@ -2463,81 +2484,83 @@ var file_sqpredict_v1_predictor_proto_goTypes = []any{
 	(*ModelInfo)(nil),                // 25: sqpredict.v1.ModelInfo
 	(*GetModelInfoResponse)(nil),     // 26: sqpredict.v1.GetModelInfoResponse
 	(*ServerLimits)(nil),             // 27: sqpredict.v1.ServerLimits
-	nil,                              // 28: sqpredict.v1.ModelInfo.MetricsEntry
-	nil,                              // 29: sqpredict.v1.ModelInfo.ServedModelsEntry
-	(*timestamppb.Timestamp)(nil),    // 30: google.protobuf.Timestamp
-	(BuildTimeFamily)(0),             // 31: sqpredict.v1.BuildTimeFamily
-	(*StartedBuild)(nil),             // 32: sqpredict.v1.StartedBuild
-	(SpeculationPolicy)(0),           // 33: sqpredict.v1.SpeculationPolicy
-	(*LandedConflict)(nil),           // 34: sqpredict.v1.LandedConflict
-	(*SpeculationResponse)(nil),      // 35: sqpredict.v1.SpeculationResponse
-	(*BatchRequest)(nil),             // 36: sqpredict.v1.BatchRequest
-	(*BatchResponse)(nil),            // 37: sqpredict.v1.BatchResponse
+	nil,                              // 28: sqpredict.v1.Change.ExtraEntry
+	nil,                              // 29: sqpredict.v1.ModelInfo.MetricsEntry
+	nil,                              // 30: sqpredict.v1.ModelInfo.ServedModelsEntry
+	(*timestamppb.Timestamp)(nil),    // 31: google.protobuf.Timestamp
+	(BuildTimeFamily)(0),             // 32: sqpredict.v1.BuildTimeFamily
+	(*StartedBuild)(nil),             // 33: sqpredict.v1.StartedBuild
+	(SpeculationPolicy)(0),           // 34: sqpredict.v1.SpeculationPolicy
+	(*LandedConflict)(nil),           // 35: sqpredict.v1.LandedConflict
+	(*SpeculationResponse)(nil),      // 36: sqpredict.v1.SpeculationResponse
+	(*BatchRequest)(nil),             // 37: sqpredict.v1.BatchRequest
+	(*BatchResponse)(nil),            // 38: sqpredict.v1.BatchResponse
 }
 var file_sqpredict_v1_predictor_proto_depIdxs = []int32{
-	30, // 0: sqpredict.v1.Change.submitted_at:type_name -> google.protobuf.Timestamp
+	31, // 0: sqpredict.v1.Change.submitted_at:type_name -> google.protobuf.Timestamp
 	2,  // 1: sqpredict.v1.Change.affected_targets:type_name -> sqpredict.v1.TargetList
 	0,  // 2: sqpredict.v1.Change.revision_has_revert_plan:type_name -> sqpredict.v1.Flag
 	0,  // 3: sqpredict.v1.Change.revision_has_test_plan:type_name -> sqpredict.v1.Flag
-	1,  // 4: sqpredict.v1.ModelRef.role:type_name -> sqpredict.v1.ModelRole
-	3,  // 5: sqpredict.v1.SuccessQuery.change:type_name -> sqpredict.v1.Change
-	4,  // 6: sqpredict.v1.SuccessQuery.speculation:type_name -> sqpredict.v1.SpeculationCounts
-	6,  // 7: sqpredict.v1.PredictSuccessRequest.changes:type_name -> sqpredict.v1.SuccessQuery
-	5,  // 8: sqpredict.v1.SuccessPrediction.model:type_name -> sqpredict.v1.ModelRef
-	8,  // 9: sqpredict.v1.PredictSuccessResponse.predictions:type_name -> sqpredict.v1.SuccessPrediction
-	3,  // 10: sqpredict.v1.PredictConflictRequest.changes:type_name -> sqpredict.v1.Change
-	10, // 11: sqpredict.v1.PredictConflictRequest.pairs:type_name -> sqpredict.v1.ConflictQuery
-	5,  // 12: sqpredict.v1.ConflictPrediction.model:type_name -> sqpredict.v1.ModelRef
-	12, // 13: sqpredict.v1.PredictConflictResponse.predictions:type_name -> sqpredict.v1.ConflictPrediction
-	4,  // 14: sqpredict.v1.BuildQuery.speculation:type_name -> sqpredict.v1.SpeculationCounts
-	3,  // 15: sqpredict.v1.PredictBuildTimeRequest.changes:type_name -> sqpredict.v1.Change
-	14, // 16: sqpredict.v1.PredictBuildTimeRequest.builds:type_name -> sqpredict.v1.BuildQuery
-	5,  // 17: sqpredict.v1.BuildTimePrediction.model:type_name -> sqpredict.v1.ModelRef
-	31, // 18: sqpredict.v1.BuildTimePrediction.build_time_family:type_name -> sqpredict.v1.BuildTimeFamily
-	16, // 19: sqpredict.v1.PredictBuildTimeResponse.predictions:type_name -> sqpredict.v1.BuildTimePrediction
-	3,  // 20: sqpredict.v1.QueueChange.change:type_name -> sqpredict.v1.Change
-	30, // 21: sqpredict.v1.QueueChange.arrived_at:type_name -> google.protobuf.Timestamp
-	4,  // 22: sqpredict.v1.QueueChange.speculation:type_name -> sqpredict.v1.SpeculationCounts
-	4,  // 23: sqpredict.v1.QueueChange.build_speculation:type_name -> sqpredict.v1.SpeculationCounts
-	31, // 24: sqpredict.v1.QueueChange.build_time_family:type_name -> sqpredict.v1.BuildTimeFamily
-	18, // 25: sqpredict.v1.ScoreSpeculationRequest.changes:type_name -> sqpredict.v1.QueueChange
-	19, // 26: sqpredict.v1.ScoreSpeculationRequest.conflicts:type_name -> sqpredict.v1.QueueConflict
-	32, // 27: sqpredict.v1.ScoreSpeculationRequest.builds:type_name -> sqpredict.v1.StartedBuild
-	33, // 28: sqpredict.v1.ScoreSpeculationRequest.policy:type_name -> sqpredict.v1.SpeculationPolicy
-	34, // 29: sqpredict.v1.ScoreSpeculationRequest.landed_conflicts:type_name -> sqpredict.v1.LandedConflict
-	5,  // 30: sqpredict.v1.ScoredChange.model:type_name -> sqpredict.v1.ModelRef
-	31, // 31: sqpredict.v1.ScoredChange.build_time_family:type_name -> sqpredict.v1.BuildTimeFamily
-	5,  // 32: sqpredict.v1.ScoredConflict.model:type_name -> sqpredict.v1.ModelRef
-	35, // 33: sqpredict.v1.ScoreSpeculationResponse.plan:type_name -> sqpredict.v1.SpeculationResponse
-	21, // 34: sqpredict.v1.ScoreSpeculationResponse.changes:type_name -> sqpredict.v1.ScoredChange
-	22, // 35: sqpredict.v1.ScoreSpeculationResponse.conflicts:type_name -> sqpredict.v1.ScoredConflict
-	5,  // 36: sqpredict.v1.ModelInfo.model:type_name -> sqpredict.v1.ModelRef
-	30, // 37: sqpredict.v1.ModelInfo.trained_at:type_name -> google.protobuf.Timestamp
-	30, // 38: sqpredict.v1.ModelInfo.window_from:type_name -> google.protobuf.Timestamp
-	30, // 39: sqpredict.v1.ModelInfo.window_to:type_name -> google.protobuf.Timestamp
-	28, // 40: sqpredict.v1.ModelInfo.metrics:type_name -> sqpredict.v1.ModelInfo.MetricsEntry
-	30, // 41: sqpredict.v1.ModelInfo.loaded_at:type_name -> google.protobuf.Timestamp
-	31, // 42: sqpredict.v1.ModelInfo.build_time_family:type_name -> sqpredict.v1.BuildTimeFamily
-	29, // 43: sqpredict.v1.ModelInfo.served_models:type_name -> sqpredict.v1.ModelInfo.ServedModelsEntry
-	25, // 44: sqpredict.v1.GetModelInfoResponse.models:type_name -> sqpredict.v1.ModelInfo
-	27, // 45: sqpredict.v1.GetModelInfoResponse.limits:type_name -> sqpredict.v1.ServerLimits
-	7,  // 46: sqpredict.v1.Predictor.PredictSuccess:input_type -> sqpredict.v1.PredictSuccessRequest
-	11, // 47: sqpredict.v1.Predictor.PredictConflict:input_type -> sqpredict.v1.PredictConflictRequest
-	15, // 48: sqpredict.v1.Predictor.PredictBuildTime:input_type -> sqpredict.v1.PredictBuildTimeRequest
-	20, // 49: sqpredict.v1.Predictor.ScoreSpeculation:input_type -> sqpredict.v1.ScoreSpeculationRequest
-	36, // 50: sqpredict.v1.Predictor.CompareBatching:input_type -> sqpredict.v1.BatchRequest
-	24, // 51: sqpredict.v1.Predictor.GetModelInfo:input_type -> sqpredict.v1.GetModelInfoRequest
-	9,  // 52: sqpredict.v1.Predictor.PredictSuccess:output_type -> sqpredict.v1.PredictSuccessResponse
-	13, // 53: sqpredict.v1.Predictor.PredictConflict:output_type -> sqpredict.v1.PredictConflictResponse
-	17, // 54: sqpredict.v1.Predictor.PredictBuildTime:output_type -> sqpredict.v1.PredictBuildTimeResponse
-	23, // 55: sqpredict.v1.Predictor.ScoreSpeculation:output_type -> sqpredict.v1.ScoreSpeculationResponse
-	37, // 56: sqpredict.v1.Predictor.CompareBatching:output_type -> sqpredict.v1.BatchResponse
-	26, // 57: sqpredict.v1.Predictor.GetModelInfo:output_type -> sqpredict.v1.GetModelInfoResponse
-	52, // [52:58] is the sub-list for method output_type
-	46, // [46:52] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	28, // 4: sqpredict.v1.Change.extra:type_name -> sqpredict.v1.Change.ExtraEntry
+	1,  // 5: sqpredict.v1.ModelRef.role:type_name -> sqpredict.v1.ModelRole
+	3,  // 6: sqpredict.v1.SuccessQuery.change:type_name -> sqpredict.v1.Change
+	4,  // 7: sqpredict.v1.SuccessQuery.speculation:type_name -> sqpredict.v1.SpeculationCounts
+	6,  // 8: sqpredict.v1.PredictSuccessRequest.changes:type_name -> sqpredict.v1.SuccessQuery
+	5,  // 9: sqpredict.v1.SuccessPrediction.model:type_name -> sqpredict.v1.ModelRef
+	8,  // 10: sqpredict.v1.PredictSuccessResponse.predictions:type_name -> sqpredict.v1.SuccessPrediction
+	3,  // 11: sqpredict.v1.PredictConflictRequest.changes:type_name -> sqpredict.v1.Change
+	10, // 12: sqpredict.v1.PredictConflictRequest.pairs:type_name -> sqpredict.v1.ConflictQuery
+	5,  // 13: sqpredict.v1.ConflictPrediction.model:type_name -> sqpredict.v1.ModelRef
+	12, // 14: sqpredict.v1.PredictConflictResponse.predictions:type_name -> sqpredict.v1.ConflictPrediction
+	4,  // 15: sqpredict.v1.BuildQuery.speculation:type_name -> sqpredict.v1.SpeculationCounts
+	3,  // 16: sqpredict.v1.PredictBuildTimeRequest.changes:type_name -> sqpredict.v1.Change
+	14, // 17: sqpredict.v1.PredictBuildTimeRequest.builds:type_name -> sqpredict.v1.BuildQuery
+	5,  // 18: sqpredict.v1.BuildTimePrediction.model:type_name -> sqpredict.v1.ModelRef
+	32, // 19: sqpredict.v1.BuildTimePrediction.build_time_family:type_name -> sqpredict.v1.BuildTimeFamily
+	16, // 20: sqpredict.v1.PredictBuildTimeResponse.predictions:type_name -> sqpredict.v1.BuildTimePrediction
+	3,  // 21: sqpredict.v1.QueueChange.change:type_name -> sqpredict.v1.Change
+	31, // 22: sqpredict.v1.QueueChange.arrived_at:type_name -> google.protobuf.Timestamp
+	4,  // 23: sqpredict.v1.QueueChange.speculation:type_name -> sqpredict.v1.SpeculationCounts
+	4,  // 24: sqpredict.v1.QueueChange.build_speculation:type_name -> sqpredict.v1.SpeculationCounts
+	32, // 25: sqpredict.v1.QueueChange.build_time_family:type_name -> sqpredict.v1.BuildTimeFamily
+	18, // 26: sqpredict.v1.ScoreSpeculationRequest.changes:type_name -> sqpredict.v1.QueueChange
+	19, // 27: sqpredict.v1.ScoreSpeculationRequest.conflicts:type_name -> sqpredict.v1.QueueConflict
+	33, // 28: sqpredict.v1.ScoreSpeculationRequest.builds:type_name -> sqpredict.v1.StartedBuild
+	34, // 29: sqpredict.v1.ScoreSpeculationRequest.policy:type_name -> sqpredict.v1.SpeculationPolicy
+	35, // 30: sqpredict.v1.ScoreSpeculationRequest.landed_conflicts:type_name -> sqpredict.v1.LandedConflict
+	5,  // 31: sqpredict.v1.ScoredChange.model:type_name -> sqpredict.v1.ModelRef
+	32, // 32: sqpredict.v1.ScoredChange.build_time_family:type_name -> sqpredict.v1.BuildTimeFamily
+	5,  // 33: sqpredict.v1.ScoredConflict.model:type_name -> sqpredict.v1.ModelRef
+	36, // 34: sqpredict.v1.ScoreSpeculationResponse.plan:type_name -> sqpredict.v1.SpeculationResponse
+	21, // 35: sqpredict.v1.ScoreSpeculationResponse.changes:type_name -> sqpredict.v1.ScoredChange
+	22, // 36: sqpredict.v1.ScoreSpeculationResponse.conflicts:type_name -> sqpredict.v1.ScoredConflict
+	5,  // 37: sqpredict.v1.ModelInfo.model:type_name -> sqpredict.v1.ModelRef
+	31, // 38: sqpredict.v1.ModelInfo.trained_at:type_name -> google.protobuf.Timestamp
+	31, // 39: sqpredict.v1.ModelInfo.window_from:type_name -> google.protobuf.Timestamp
+	31, // 40: sqpredict.v1.ModelInfo.window_to:type_name -> google.protobuf.Timestamp
+	29, // 41: sqpredict.v1.ModelInfo.metrics:type_name -> sqpredict.v1.ModelInfo.MetricsEntry
+	31, // 42: sqpredict.v1.ModelInfo.loaded_at:type_name -> google.protobuf.Timestamp
+	32, // 43: sqpredict.v1.ModelInfo.build_time_family:type_name -> sqpredict.v1.BuildTimeFamily
+	30, // 44: sqpredict.v1.ModelInfo.served_models:type_name -> sqpredict.v1.ModelInfo.ServedModelsEntry
+	25, // 45: sqpredict.v1.GetModelInfoResponse.models:type_name -> sqpredict.v1.ModelInfo
+	27, // 46: sqpredict.v1.GetModelInfoResponse.limits:type_name -> sqpredict.v1.ServerLimits
+	7,  // 47: sqpredict.v1.Predictor.PredictSuccess:input_type -> sqpredict.v1.PredictSuccessRequest
+	11, // 48: sqpredict.v1.Predictor.PredictConflict:input_type -> sqpredict.v1.PredictConflictRequest
+	15, // 49: sqpredict.v1.Predictor.PredictBuildTime:input_type -> sqpredict.v1.PredictBuildTimeRequest
+	20, // 50: sqpredict.v1.Predictor.ScoreSpeculation:input_type -> sqpredict.v1.ScoreSpeculationRequest
+	37, // 51: sqpredict.v1.Predictor.CompareBatching:input_type -> sqpredict.v1.BatchRequest
+	24, // 52: sqpredict.v1.Predictor.GetModelInfo:input_type -> sqpredict.v1.GetModelInfoRequest
+	9,  // 53: sqpredict.v1.Predictor.PredictSuccess:output_type -> sqpredict.v1.PredictSuccessResponse
+	13, // 54: sqpredict.v1.Predictor.PredictConflict:output_type -> sqpredict.v1.PredictConflictResponse
+	17, // 55: sqpredict.v1.Predictor.PredictBuildTime:output_type -> sqpredict.v1.PredictBuildTimeResponse
+	23, // 56: sqpredict.v1.Predictor.ScoreSpeculation:output_type -> sqpredict.v1.ScoreSpeculationResponse
+	38, // 57: sqpredict.v1.Predictor.CompareBatching:output_type -> sqpredict.v1.BatchResponse
+	26, // 58: sqpredict.v1.Predictor.GetModelInfo:output_type -> sqpredict.v1.GetModelInfoResponse
+	53, // [53:59] is the sub-list for method output_type
+	47, // [47:53] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_sqpredict_v1_predictor_proto_init() }
@@ -2556,7 +2579,7 @@ func file_sqpredict_v1_predictor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sqpredict_v1_predictor_proto_rawDesc), len(file_sqpredict_v1_predictor_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
