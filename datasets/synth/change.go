@@ -18,6 +18,7 @@ type chg struct {
 	changed  []int32 // changed targets
 	affected []int32 // reverse-dependency closure of changed, sorted
 	newNames []string
+	areas    []int32 // team areas of the affected targets, ascending
 	pTrue    float64
 	good     bool   // intrinsically good: its build on HEAD alone succeeds
 	landed   bool   // the outcome, known at arrival (see Simulate)
@@ -53,6 +54,7 @@ func (s *sim) pickIn(t int) int32 {
 func (s *sim) arrive(t float64, dev, rev int, prev *chg, pending []int) *chg {
 	r := s.rAttr
 	d := s.devs[dev]
+	skill := d.SkillAt(s.cfg.Start.Add(time.Duration(t) * time.Second))
 	idx := len(s.changes)
 	c := &chg{dev: dev, rev: rev}
 	c.c = datasets.Change{
@@ -67,11 +69,16 @@ func (s *sim) arrive(t float64, dev, rev int, prev *chg, pending []int) *chg {
 	}
 	x := &c.c
 	if prev == nil {
-		s.drawFirst(c, d)
+		s.drawFirst(c, d, skill)
 	} else {
 		s.drawResubmission(c, prev)
 	}
 	x.TargetsChanged = float64(len(c.changed))
+	for _, a := range c.affected {
+		c.areas = append(c.areas, s.g.area[a])
+	}
+	slices.Sort(c.areas)
+	c.areas = slices.Compact(c.areas)
 	x.AffectedTargets = make([]string, 0, len(c.affected)+len(c.newNames))
 	for _, a := range c.affected {
 		x.AffectedTargets = append(x.AffectedTargets, s.g.names[a])
@@ -85,9 +92,9 @@ func (s *sim) arrive(t float64, dev, rev int, prev *chg, pending []int) *chg {
 			nRun++
 		}
 	}
-	failP := Sigmoid(-3 - 0.8*d.Skill)
+	failP := Sigmoid(-3 - 0.8*skill)
 	if prev != nil {
-		failP = Sigmoid(-3.5 - 0.8*d.Skill)
+		failP = Sigmoid(-3.5 - 0.8*skill)
 	}
 	failed := 0
 	for range nRun {
@@ -98,7 +105,7 @@ func (s *sim) arrive(t float64, dev, rev int, prev *chg, pending []int) *chg {
 	x.InitialChecksFailed = float64(failed)
 	x.InitialChecksPassed = float64(nRun - failed)
 
-	c.pTrue = s.p.Success.Prob(x, d.Skill)
+	c.pTrue = s.p.Success.Prob(x, skill)
 	x.TrueProbSuccess = c.pTrue
 	c.good = r.Float64() < c.pTrue
 
@@ -127,7 +134,7 @@ func (s *sim) arrive(t float64, dev, rev int, prev *chg, pending []int) *chg {
 }
 
 // drawFirst draws the code attributes of a first submission.
-func (s *sim) drawFirst(c *chg, d Developer) {
+func (s *sim) drawFirst(c *chg, d Developer, skill float64) {
 	r := s.rAttr
 	x := &c.c
 	nCore := s.g.areaFirst[1]
@@ -187,7 +194,7 @@ func (s *sim) drawFirst(c *chg, d Developer) {
 		x.BinariesRemoved = float64(1 + r.IntN(2))
 	}
 	x.RevisionSubmissions = 1
-	x.RevisionHasTestPlan = flag(r.Float64() < Sigmoid(0.8+0.5*d.Skill+0.2*float64(d.Level-3)))
+	x.RevisionHasTestPlan = flag(r.Float64() < Sigmoid(0.8+0.5*skill+0.2*float64(d.Level-3)))
 	x.RevisionHasRevertPlan = flag(r.Float64() < Sigmoid(-1+0.3*float64(d.Level-3)))
 }
 

@@ -71,9 +71,11 @@ func (s *sim) Lands(i int) bool { return s.changes[i].landed }
 
 // BuildAt implements queue.TimedTruth. A build succeeds iff its change is
 // intrinsically good, every change of its content lands and none of them conflicts with
-// it. Its duration and any infrastructure failure are drawn from a stream keyed by the
-// seed, the change, the content, the attempt and whether it is a probe, so the draw does
-// not depend on the order in which the queue starts builds.
+// it. Its duration is log-normal with the build-time truth at its start (the dynamics'
+// LogShift included), and it fails for infrastructure reasons with the probability
+// World.InfraProb gives; both are drawn from a stream keyed by the seed, the change, the
+// content, the attempt and whether it is a probe, so the draw does not depend on the
+// order in which the queue starts builds.
 func (s *sim) BuildAt(b queue.BuildStart) queue.Draw {
 	c := s.changes[b.Change]
 	ok := c.good
@@ -88,8 +90,9 @@ func (s *sim) BuildAt(b queue.BuildStart) queue.Draw {
 	}
 	r := rand.New(rand.NewPCG(s.cfg.Seed, queue.Mix(key+uint64(b.Attempt))))
 	m, sd := s.p.Duration.LogParams(&c.c, float64(b.Height))
+	m += s.dy.logShift(b.At)
 	d := queue.Draw{Succeeds: ok, Duration: math.Max(1, math.Round(math.Exp(m+sd*r.NormFloat64())))}
-	if r.Float64() < s.cfg.FlakyRate {
+	if r.Float64() < s.dy.infraProb(s.cfg.FlakyRate, c.areas, b.At) {
 		d.Infra = true
 		d.Duration = math.Max(1, math.Round(d.Duration*(0.1+0.9*r.Float64())))
 	}

@@ -45,6 +45,25 @@ type World struct {
 	// the mainline at its submission, with no change ahead of it, succeeds
 	// (infrastructure failures aside). It was drawn with probability true_p_success.
 	Good []bool
+	// Episodes are the episodes of the world's dynamics (Params.Dynamics) by start.
+	Episodes []Episode
+
+	dy    *dynamics
+	areas [][]int32 // team areas each change affects
+}
+
+// LogShift returns what the world's dynamics add to ln(duration) of a build starting at
+// at: the mean of its logarithm is DurationModel.LogParams's plus LogShift, the
+// log-sd is unchanged (0 without dynamics).
+func (w *World) LogShift(at time.Time) float64 {
+	return w.dy.logShift(at.Sub(w.Config.Start).Seconds())
+}
+
+// InfraProb returns the probability that a build of History.Changes[i] starting at at
+// fails for infrastructure reasons: Config.FlakyRate, raised by the episodes of the
+// world's dynamics.
+func (w *World) InfraProb(i int, at time.Time) float64 {
+	return w.dy.infraProb(w.Config.FlakyRate, w.areas[i], at.Sub(w.Config.Start).Seconds())
 }
 
 // Generate simulates the synthetic world of cfg and returns its history. It is Simulate
@@ -72,6 +91,12 @@ func (cfg Config) resolve() (Config, Params, error) {
 		return cfg, p, fmt.Errorf("synth: flaky rate %v must be in [0, 1)", cfg.FlakyRate)
 	case cfg.Workers < 0:
 		return cfg, p, fmt.Errorf("synth: workers %d must be non-negative", cfg.Workers)
+	}
+	if cfg.Dynamics != nil {
+		if err := cfg.Dynamics.validate(); err != nil {
+			return cfg, p, err
+		}
+		p.Dynamics = *cfg.Dynamics
 	}
 	if cfg.ChangesPerHour == 0 {
 		cfg.ChangesPerHour = p.ChangesPerHour
@@ -104,6 +129,7 @@ type sim struct {
 	rAttr  *rand.Rand
 	rQueue *rand.Rand
 	seen   []bool
+	dy     *dynamics
 
 	arrivals  []float64      // first submissions, seconds since Start
 	nextFirst int            // next first submission
@@ -203,6 +229,10 @@ func Simulate(ctx context.Context, cfg Config) (*World, error) {
 		s.devCum[i] = acc
 	}
 	s.arrivals = arrivalTimes(cfg, s.end, rand.New(rand.NewPCG(cfg.Seed, 2)))
+	s.dy = &dynamics{}
+	if !cfg.NoDynamics {
+		s.dy = newDynamics(p.Dynamics, s.end, p.Teams, s.devs, cfg.Start, rand.New(rand.NewPCG(cfg.Seed, 5)))
+	}
 	res, err := queue.RunSource(ctx, s, s, s, queue.Config{Workers: cfg.Workers, MaxPlansPerInstant: math.MaxInt})
 	if err != nil {
 		return nil, fmt.Errorf("synth: %w", err)
@@ -211,10 +241,12 @@ func Simulate(ctx context.Context, cfg Config) (*World, error) {
 		cfg.Progress(1)
 	}
 	good := make([]bool, len(s.changes))
+	areas := make([][]int32, len(s.changes))
 	for i, c := range s.changes {
-		good[i] = c.good
+		good[i], areas[i] = c.good, c.areas
 	}
-	return &World{History: s.history(res), Developers: s.devs, Config: cfg, Params: p, Good: good}, nil
+	return &World{History: s.history(res), Developers: s.devs, Config: cfg, Params: p, Good: good,
+		Episodes: s.dy.episodes(cfg.Start), dy: s.dy, areas: areas}, nil
 }
 
 // arrivalTimes draws the first submissions: a Poisson process with rate
@@ -255,7 +287,8 @@ func (s *sim) history(res *queue.Result) *datasets.History {
 		for _, j := range b.Content {
 			path = append(path, s.changes[j].c.ChangeID)
 		}
-		mean, sd := MeanSD(s.p.Duration.LogParams(&s.changes[b.Change].c, float64(b.Height)))
+		m, sd := s.p.Duration.LogParams(&s.changes[b.Change].c, float64(b.Height))
+		mean, sd := MeanSD(m+s.dy.logShift(b.Start), sd)
 		h.Builds[i] = datasets.Build{
 			BuildID:           fmt.Sprintf("B%08d", i+1),
 			Repo:              s.cfg.Repo,
