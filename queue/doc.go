@@ -30,6 +30,18 @@
 // The batch succeeds only if every change's build would, and a failed batch does not
 // say which change failed.
 //
+// # Traffic that depends on the queue
+//
+// Run replays a fixed traffic. RunSource takes the traffic from a Source as the run goes,
+// for a world whose changes depend on what the queue does (package datasets/synth: a
+// change's conflict edges are the changes pending at its arrival, and a rejected change
+// comes back later), with a TimedTruth, whose builds may depend on their start time. A
+// strategy may also ask for probes: builds of a decided change on an explicit content of
+// decided changes (culprit finding), which take workers like any build but decide
+// nothing and are never aborted by a decision. View.Finished lists the builds that ended
+// since the previous Plan call, probes included. A RunSource ends once no change is due,
+// every change is decided and no build runs.
+//
 // # The green mainline invariant
 //
 // Every decision is checked against the truth before it is applied: the change's true

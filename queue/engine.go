@@ -19,7 +19,8 @@ type Config struct {
 	// strategy that decides forever. Zero means 1000.
 	MaxPlansPerInstant int
 	// Progress, when not nil, is called from time to time with the share of changes
-	// decided so far.
+	// decided so far. RunSource does not call it: only its Source knows how much
+	// traffic is to come.
 	Progress func(done float64)
 }
 
@@ -62,8 +63,10 @@ func (h *finishHeap) Pop() any {
 
 type engine struct {
 	tr       *Traffic
-	truth    Truth
+	src      Source // nil for a fixed traffic (Run)
+	truth    TimedTruth
 	cfg      Config
+	view     *View
 	behind   [][]int32
 	state    []changeState
 	pending  []int
@@ -75,8 +78,10 @@ type engine struct {
 	seq      uint64
 	now      float64
 	free     int
-	next     int // next arrival
+	next     int // changes arrived so far
 	decided  int
+	end      float64 // time of the last decision
+	ended    []int   // builds ended since the last Plan call (View.Finished)
 	attempts map[uint64]int
 	scratch  []int
 }
@@ -85,8 +90,42 @@ type engine struct {
 // returns an error wrapping ErrInvalidTraffic for bad input, an *InvariantError when a
 // decision breaks the green mainline invariant, the strategy's error, or the context's.
 func Run(ctx context.Context, tr *Traffic, truth Truth, s Strategy, cfg Config) (*Result, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if err := tr.validate(); err != nil {
+		return nil, err
+	}
+	n := len(tr.Changes)
+	e := newEngine(tr, fixedTruth{truth}, cfg)
+	e.behind = tr.behind()
+	e.state, e.live, e.recs = make([]changeState, n), make([][]int, n), make([]Record, n)
+	for i := range e.recs {
+		e.recs[i].Deciding = -1
+	}
+	return e.run(ctx, s)
+}
+
+// RunSource replays the traffic src produces under strategy s with the truth: changes
+// arrive when src says, and the run ends once no change is due, every change that
+// arrived is decided and no build runs (probes included), so the strategy is called
+// again after the last decision and may still start probes. Result.Traffic holds the
+// changes that arrived. Errors are those of Run; a change src returns with an arrival
+// other than the time Next gave, or with an edge that does not point ahead, wraps
+// ErrInvalidTraffic.
+func RunSource(ctx context.Context, src Source, truth TimedTruth, s Strategy, cfg Config) (*Result, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	e := newEngine(&Traffic{}, truth, cfg)
+	e.src = src
+	return e.run(ctx, s)
+}
+
+// check validates cfg and fills in its defaults.
+func (cfg *Config) check() error {
 	if cfg.Workers < 1 {
-		return nil, fmt.Errorf("%w: workers %d, want at least 1", ErrInvalidTraffic, cfg.Workers)
+		return fmt.Errorf("%w: workers %d, want at least 1", ErrInvalidTraffic, cfg.Workers)
 	}
 	if cfg.LargeRatio == 0 {
 		cfg.LargeRatio = DefaultLargeRatio
@@ -94,65 +133,99 @@ func Run(ctx context.Context, tr *Traffic, truth Truth, s Strategy, cfg Config) 
 	if cfg.MaxPlansPerInstant == 0 {
 		cfg.MaxPlansPerInstant = 1000
 	}
-	if err := tr.validate(); err != nil {
-		return nil, err
+	return nil
+}
+
+func newEngine(tr *Traffic, truth TimedTruth, cfg Config) *engine {
+	e := &engine{tr: tr, truth: truth, cfg: cfg, free: cfg.Workers, attempts: make(map[uint64]int)}
+	e.view = &View{e: e}
+	return e
+}
+
+// done reports that the run is over: every change that arrived is decided, no change
+// is due and no build runs.
+func (e *engine) done() bool {
+	if e.decided < e.next || e.free < e.cfg.Workers {
+		return false
 	}
-	n := len(tr.Changes)
-	e := &engine{
-		tr: tr, truth: truth, cfg: cfg, behind: tr.behind(),
-		state: make([]changeState, n), live: make([][]int, n), recs: make([]Record, n),
-		free: cfg.Workers, attempts: make(map[uint64]int),
+	_, more := e.nextArrival()
+	return !more
+}
+
+// run is the event loop of Run and RunSource.
+func (e *engine) run(ctx context.Context, s Strategy) (*Result, error) {
+	cfg := e.cfg
+	progress := cfg.Progress
+	if e.src != nil {
+		progress = nil
 	}
-	for i := range e.recs {
-		e.recs[i].Deciding = -1
-	}
-	v := &View{e: e}
 	calls := 0
-	for steps := 0; e.decided < n; steps++ {
+	for steps := 0; !e.done(); steps++ {
 		if steps%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("queue: %w", err)
 			}
-			if cfg.Progress != nil {
-				cfg.Progress(float64(e.decided) / float64(n))
+			if progress != nil {
+				progress(float64(e.decided) / float64(len(e.tr.Changes)))
 			}
 		}
-		if !e.advance() {
-			return nil, fmt.Errorf("queue: strategy %s stalled at %.0fs: %d changes pending, no build running", s.Name(), e.now, n-e.decided)
+		ok, err := e.advance()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("queue: strategy %s stalled at %.0fs: %d changes pending, no build running", s.Name(), e.now, e.next-e.decided)
 		}
 		for c := 0; ; c++ {
 			if c == cfg.MaxPlansPerInstant {
 				return nil, fmt.Errorf("queue: strategy %s planned %d times at %.0fs without settling", s.Name(), c, e.now)
 			}
 			calls++
-			a, err := s.Plan(v)
+			a, err := s.Plan(e.view)
+			e.ended = e.ended[:0]
 			if err != nil {
 				return nil, fmt.Errorf("queue: strategy %s at %.0fs: %w", s.Name(), e.now, err)
 			}
 			if err := e.apply(a); err != nil {
 				return nil, err
 			}
-			if len(a.Decisions) == 0 || e.decided == n {
+			// A fixed traffic stops at its last decision; a Source's strategy is asked
+			// once more, for the probes that decision may call for.
+			if len(a.Decisions) == 0 || e.src == nil && e.done() {
 				break
 			}
 		}
 	}
-	if cfg.Progress != nil {
-		cfg.Progress(1)
+	if progress != nil {
+		progress(1)
 	}
-	return &Result{Strategy: s.Name(), Workers: cfg.Workers, Traffic: tr, Records: e.recs, Builds: e.builds, End: e.now, Calls: calls}, nil
+	return &Result{Strategy: s.Name(), Workers: cfg.Workers, Traffic: e.tr, Records: e.recs, Builds: e.builds, End: e.end, Calls: calls}, nil
+}
+
+// nextArrival returns the arrival time of the next change, if one is due.
+func (e *engine) nextArrival() (float64, bool) {
+	if e.src != nil {
+		return e.src.Next()
+	}
+	if e.next < len(e.tr.Changes) {
+		return e.tr.Changes[e.next].Arrival, true
+	}
+	return 0, false
 }
 
 // advance moves time to the next instant with events and processes all of them; it
 // reports false when there is none.
-func (e *engine) advance() bool {
-	arr := e.next < len(e.tr.Changes)
+func (e *engine) advance() (bool, error) {
+	at, arr := e.nextArrival()
 	fin := len(e.events) > 0
 	switch {
 	case !arr && !fin:
-		return false
-	case arr && (!fin || e.tr.Changes[e.next].Arrival <= e.events[0].t):
-		e.now = e.tr.Changes[e.next].Arrival
+		return false, nil
+	case arr && (!fin || at <= e.events[0].t):
+		if at < e.now {
+			return false, fmt.Errorf("%w: change %d arrives at %v, before the current time %v", ErrInvalidTraffic, e.next, at, e.now)
+		}
+		e.now = at
 	default:
 		e.now = e.events[0].t
 	}
@@ -160,14 +233,39 @@ func (e *engine) advance() bool {
 		f := heap.Pop(&e.events).(finish)
 		e.finish(f.id)
 	}
-	for e.next < len(e.tr.Changes) && e.tr.Changes[e.next].Arrival <= e.now {
-		e.arrive(e.next)
-		e.next++
+	for {
+		at, ok := e.nextArrival()
+		if !ok || at > e.now {
+			break
+		}
+		if err := e.arrive(); err != nil {
+			return false, err
+		}
 	}
-	return true
+	return true, nil
 }
 
-func (e *engine) arrive(i int) {
+// arrive makes the next change arrive.
+func (e *engine) arrive() error {
+	i := e.next
+	if e.src != nil {
+		c := e.src.Arrive(e.view)
+		if c.Arrival != e.now {
+			return fmt.Errorf("%w: change %d (%s) arrives at %v, its source said %v", ErrInvalidTraffic, i, c.ID, c.Arrival, e.now)
+		}
+		if err := c.validateAhead(i); err != nil {
+			return err
+		}
+		e.tr.Changes = append(e.tr.Changes, c)
+		e.state = append(e.state, stateFuture)
+		e.live = append(e.live, nil)
+		e.recs = append(e.recs, Record{Deciding: -1})
+		e.behind = append(e.behind, nil)
+		for _, k := range c.Ahead {
+			e.behind[k] = append(e.behind[k], int32(i))
+		}
+	}
+	e.next++
 	e.state[i] = statePending
 	e.pending = append(e.pending, i)
 	c := &e.tr.Changes[i]
@@ -177,6 +275,7 @@ func (e *engine) arrive(i int) {
 			break
 		}
 	}
+	return nil
 }
 
 func (e *engine) hasPendingAhead(i int) bool {
@@ -198,14 +297,16 @@ func (e *engine) finish(id int) {
 	}
 }
 
-// finishMember ends build id, one change's part of a batch that just finished.
+// finishMember ends build id, one change's part of a batch that just finished (a build
+// started alone or a probe is a batch of one).
 func (e *engine) finishMember(id int) {
 	b := &e.builds[id]
 	b.End = e.now
+	e.ended = append(e.ended, id)
 	switch {
 	case b.draw.Infra:
 		b.Status = InfraFailed
-		e.attempts[contentKey(b.Change, b.Content)]++
+		e.attempts[attemptKey(b.Change, b.Content, b.Probe)]++
 		e.unlive(b.Change, id)
 		return
 	case b.draw.Succeeds:
@@ -213,7 +314,7 @@ func (e *engine) finishMember(id int) {
 	default:
 		b.Status = Failed
 	}
-	if e.hasPendingAhead(b.Change) {
+	if !b.Probe && e.hasPendingAhead(b.Change) {
 		e.recs[b.Change].Waited = true
 	}
 }
@@ -271,6 +372,11 @@ func (e *engine) apply(a Actions) error {
 			return err
 		}
 	}
+	for _, p := range a.Probes {
+		if err := e.probe(p); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -313,6 +419,7 @@ func (e *engine) decide(d Decision) error {
 	}
 	r := &e.recs[i]
 	r.Decided, r.Landed, r.DecidedAt, r.Deciding = true, d.Land, e.now, deciding
+	e.end = e.now
 	if e.hasPendingAhead(i) {
 		r.Bypassed, r.Waited = true, true
 	}
@@ -408,7 +515,7 @@ func (e *engine) start(ss []Start) error {
 // truth's draw for it.
 func (e *engine) member(s Start) ([]int, Draw, error) {
 	i := s.Change
-	if i < 0 || i >= len(e.state) || e.state[i] != statePending {
+	if i < 0 || i >= e.next || e.state[i] != statePending {
 		return nil, Draw{}, fmt.Errorf("queue: build of change %d, which is not pending", i)
 	}
 	ahead := e.tr.Changes[i].Ahead
@@ -427,19 +534,68 @@ func (e *engine) member(s Start) ([]int, Draw, error) {
 			content = append(content, k)
 		}
 	}
-	attempt := e.attempts[contentKey(i, content)]
-	d := e.truth.Build(i, content, len(path), attempt)
+	d := e.draw(BuildStart{Change: i, Content: content, Height: len(path)})
 	if !(d.Duration > 0) {
 		return nil, Draw{}, fmt.Errorf("queue: truth gave build of change %d a duration of %v", i, d.Duration)
 	}
 	return content, d, nil
 }
 
-// contentKey identifies the content of a build of change i, for counting attempts.
-func contentKey(i int, content []int) uint64 {
+// probe starts a probe build (see Probe).
+func (e *engine) probe(p Probe) error {
+	i := p.Change
+	if i < 0 || i >= e.next || e.state[i] != stateLanded && e.state[i] != stateRejected {
+		return fmt.Errorf("queue: probe of change %d, which is not decided", i)
+	}
+	ahead := e.tr.Changes[i].Ahead
+	content := slices.Clone(p.Content)
+	slices.Sort(content)
+	for t, k := range content {
+		if _, in := slices.BinarySearch(ahead, k); !in || e.state[k] != stateLanded && e.state[k] != stateRejected || t > 0 && content[t-1] == k {
+			return fmt.Errorf("queue: probe of change %d on %v: %d is not a distinct decided change of its ahead list", i, p.Content, k)
+		}
+	}
+	_, err := e.launch(Build{Change: i, Content: content, Probe: true})
+	return err
+}
+
+// draw asks the truth for the outcome and duration of a build starting now, with the
+// attempt number of its content filled in.
+func (e *engine) draw(bs BuildStart) Draw {
+	bs.Attempt = e.attempts[attemptKey(bs.Change, bs.Content, bs.Probe)]
+	bs.At = e.now
+	return e.truth.BuildAt(bs)
+}
+
+// launch draws the end of b, which starts now, takes a worker for it and schedules its
+// end; it returns the build's id.
+func (e *engine) launch(b Build) (int, error) {
+	if e.free < 1 {
+		return 0, fmt.Errorf("queue: build of change %d with no free worker", b.Change)
+	}
+	d := e.draw(BuildStart{Change: b.Change, Content: b.Content, Height: b.Height, Probe: b.Probe})
+	if !(d.Duration > 0) {
+		return 0, fmt.Errorf("queue: truth gave build of change %d a duration of %v", b.Change, d.Duration)
+	}
+	id := len(e.builds)
+	b.Start, b.Status, b.draw, b.Batch, b.BatchSize = e.now, Running, d, id, 1
+	e.builds = append(e.builds, b)
+	e.recs[b.Change].Builds++
+	e.free--
+	e.seq++
+	heap.Push(&e.events, finish{t: e.now + d.Duration, seq: e.seq, id: id})
+	return id, nil
+}
+
+// attemptKey identifies the content of a build of change i, and whether it is a probe,
+// for counting attempts.
+func attemptKey(i int, content []int, probe bool) uint64 {
 	k := Mix(uint64(i) + 0x51ed27)
 	for _, c := range content {
 		k ^= Mix(uint64(c))
+	}
+	if probe {
+		k = Mix(k)
 	}
 	return k
 }

@@ -62,6 +62,8 @@ type Build struct {
 	// other change of the batch has landed on its content (see the package
 	// documentation).
 	Batch, BatchSize int
+	// Probe reports a probe build (see Probe).
+	Probe bool
 
 	draw Draw
 }
@@ -75,7 +77,8 @@ type Record struct {
 	// Deciding is the id of the build on the change's true path the decision rested
 	// on, -1 while undecided.
 	Deciding int
-	// Builds counts the change's builds, Aborted the aborted ones among them.
+	// Builds counts the change's builds (probes included), Aborted the aborted ones
+	// among them.
 	Builds, Aborted int
 	// BehindLarge reports that at arrival a change of its Ahead was pending whose
 	// MeanBuild was at least Config.LargeRatio times its own.

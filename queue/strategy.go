@@ -12,7 +12,7 @@ type Strategy interface {
 
 // Actions is what a strategy asks the engine to do at one instant. The engine applies
 // the decisions first (in order; each is checked against the truth), then the aborts,
-// then the starts, then the batches.
+// then the starts, then the batches, then the probes.
 type Actions struct {
 	Decisions []Decision
 	// Abort holds build ids to stop; ids of builds that no longer run are ignored.
@@ -22,6 +22,8 @@ type Actions struct {
 	// changes of its Starts together, as merge queues that batch build them (see
 	// Build.Batch for what it shows and what it proves).
 	Batches [][]Start
+	// Probes holds probe builds to start (see Probe).
+	Probes []Probe
 }
 
 // Decision lands or rejects a pending change.
@@ -35,6 +37,17 @@ type Decision struct {
 type Start struct {
 	Change int
 	Path   []int
+}
+
+// Probe asks for a build of a decided change on an explicit content: Content holds
+// changes of its Ahead, every one decided, that the build includes (any order), whether
+// they landed or not. A probe finds out something about a change after its decision
+// (culprit finding: which change of a failing path it conflicts with); it takes a
+// worker like any build, has height 0, never decides anything, is shown only through
+// View.Finished and Result.Builds (Build.Probe), and no decision aborts it.
+type Probe struct {
+	Change  int
+	Content []int
 }
 
 // View is what a strategy sees of the queue: the pending changes, their conflict edges
@@ -95,3 +108,7 @@ func (v *View) Path(id int, dst []int) []int {
 	}
 	return dst
 }
+
+// Finished returns the ids of the builds, probes included, that ended with a result or
+// an infrastructure failure since the previous Plan call, in the order they ended.
+func (v *View) Finished() []int { return v.e.ended }

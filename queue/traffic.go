@@ -41,13 +41,21 @@ func (t *Traffic) validate() error {
 			return fmt.Errorf("%w: change %d (%s): arrival %v before the previous change's %v", ErrInvalidTraffic, i, c.ID, c.Arrival, prev)
 		}
 		prev = c.Arrival
-		last := -1
-		for _, k := range c.Ahead {
-			if k <= last || k >= i {
-				return fmt.Errorf("%w: change %d (%s): ahead list %v is not ascending indices below %d", ErrInvalidTraffic, i, c.ID, c.Ahead, i)
-			}
-			last = k
+		if err := c.validateAhead(i); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// validateAhead checks that the edges of c, change i of its traffic, point ahead.
+func (c *Change) validateAhead(i int) error {
+	last := -1
+	for _, k := range c.Ahead {
+		if k <= last || k >= i {
+			return fmt.Errorf("%w: change %d (%s): ahead list %v is not ascending indices below %d", ErrInvalidTraffic, i, c.ID, c.Ahead, i)
+		}
+		last = k
 	}
 	return nil
 }

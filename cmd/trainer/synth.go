@@ -14,7 +14,7 @@ func init() {
 	register(command{name: "synth", summary: "generate a synthetic history with its ground truth", run: runSynth})
 }
 
-const synthUsage = "--profile go|ios|android --days N --seed S [--rate R] [--flaky F] [--workers W] [--start RFC3339] [--repo NAME] [--no-culprit-finding] [--format parquet|arrow|csv] --out DIR"
+const synthUsage = "--profile go|ios|android --days N --seed S [--rate R] [--flaky F] [--workers W] [--start RFC3339] [--repo NAME] [--no-culprit-finding] [--no-dynamics] [--format parquet|arrow|csv] --out DIR"
 
 func runSynth(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "synth", synthUsage)
@@ -27,6 +27,7 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 	start := fs.String("start", "", "start of the window, RFC 3339 (default "+synth.DefaultStart.Format(time.RFC3339)+")")
 	repo := fs.String("repo", "", "repo column value (default: the profile name)")
 	noCulprit := fs.Bool("no-culprit-finding", false, "leave out the builds that find the culprits of a rejection (see go doc synth.Simulate)")
+	noDynamics := fs.Bool("no-dynamics", false, "a world that does not change while it runs: no episodes, drift or skill changes (see go doc synth.Dynamics)")
 	format := fs.String("format", "parquet", "output format: parquet, arrow or csv")
 	out := fs.String("out", "", "history folder to write (required)")
 	if err := parseFlags(fs, args); err != nil {
@@ -38,7 +39,7 @@ func runSynth(ctx context.Context, e *env, args []string) error {
 	}
 	cfg := synth.Config{
 		Profile: *profile, Days: *days, Seed: *seed, ChangesPerHour: *rate,
-		FlakyRate: *flaky, Workers: *workers, Repo: *repo, NoCulpritFinding: *noCulprit,
+		FlakyRate: *flaky, Workers: *workers, Repo: *repo, NoCulpritFinding: *noCulprit, NoDynamics: *noDynamics,
 	}
 	if *start != "" {
 		if cfg.Start, err = time.Parse(time.RFC3339, *start); err != nil {

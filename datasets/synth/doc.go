@@ -14,7 +14,8 @@
 //
 //   - changes.true_p_success is [SuccessModel.Prob]: the probability that the change's
 //     build on HEAD alone succeeds (its intrinsic outcome, infrastructure failures
-//     aside), a logistic function of its attributes and of its author's latent skill.
+//     aside), a logistic function of its attributes and of its author's latent skill at
+//     submission.
 //     The build that decides a change (its build on the path of changes that really
 //     landed) fails iff the change is intrinsically bad or conflicts with a change on
 //     that path.
@@ -24,7 +25,19 @@
 //     the same time with overlapping affected targets, the earlier submission ahead.
 //   - builds.true_mu_s and builds.true_sigma_s are the mean and the standard deviation in
 //     seconds of the log-normal duration the build was drawn from ([DurationModel],
-//     [MeanSD]), whatever the build's status.
+//     [MeanSD]) at the build's start ([World.LogShift]), whatever the build's status.
+//
+// # Dynamics
+//
+// The world changes while it runs, as real histories do ([Dynamics], on by default,
+// off with Config.NoDynamics): infrastructure episodes and flaky areas fail many builds
+// for infrastructure reasons for hours or days ([World.InfraProb]), build times drift
+// upwards, jump during cache outages and shift for good ([World.LogShift]), and some
+// authors' skill, hence failure rate, changes once ([Developer.SkillAt]). The truth
+// columns are what the world knew at the moment they describe, so the gap of a model
+// to the Bayes limit stays measurable: true_p_success uses the author's skill at
+// submission, true_mu_s and true_sigma_s the build-time distribution at the build's
+// start. [World.Episodes] lists the episodes.
 //
 // # Builds
 //

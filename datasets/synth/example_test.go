@@ -20,7 +20,7 @@ func ExampleSimulate() {
 	var skill float64
 	for _, d := range w.Developers {
 		if d.Name == c.Author {
-			skill = d.Skill
+			skill = d.SkillAt(c.SubmittedAt)
 		}
 	}
 	p := w.Params.Success.Prob(c, skill)

@@ -47,6 +47,12 @@ type Config struct {
 	// its culprits (see Simulate): the builds table then holds the queue's own builds
 	// only, and a conflict can seldom be told from a broken change.
 	NoCulpritFinding bool
+	// NoDynamics turns off the profile's Dynamics: a world that does not change while
+	// it runs, as the generator made before issue 12.
+	NoDynamics bool
+	// Dynamics, when not nil, replaces the profile's Params.Dynamics (lasting
+	// build-time shifts, for instance, are off by default).
+	Dynamics *Dynamics
 	// Progress, when not nil, is called from time to time with the share of the
 	// simulation done so far, in [0, 1]. It does not affect the result.
 	Progress func(done float64)
@@ -78,6 +84,8 @@ type Params struct {
 	Success  SuccessModel
 	Conflict ConflictModel
 	Duration DurationModel
+	// Dynamics are the ways the world changes while it runs.
+	Dynamics Dynamics
 }
 
 // Profiles lists the profile names Config.Profile accepts.
@@ -113,6 +121,7 @@ func LookupProfile(name string) (Params, error) {
 			Success:  success,
 			Conflict: conflict,
 			Duration: DurationModel{Intercept: 6.1, LogAffected: 0.06, LogLines: 0.03, Height: 0.02, Sigma: 0.35},
+			Dynamics: defaultDynamics,
 		}, nil
 	case "ios":
 		// The iOS monorepo: most builds take 30 to 60 minutes (paper 001, Figure 9);
@@ -124,6 +133,7 @@ func LookupProfile(name string) (Params, error) {
 			Success:  success,
 			Conflict: conflict,
 			Duration: DurationModel{Intercept: 7.54, LogAffected: 0.06, LogLines: 0.03, Height: 0.02, Sigma: 0.18},
+			Dynamics: defaultDynamics,
 		}, nil
 	case "android":
 		// Paper 001 (Figure 9) finds Android's build times similar to iOS's; this profile
@@ -135,6 +145,7 @@ func LookupProfile(name string) (Params, error) {
 			Success:  success,
 			Conflict: conflict,
 			Duration: DurationModel{Intercept: 7.36, LogAffected: 0.06, LogLines: 0.03, Height: 0.02, Sigma: 0.22},
+			Dynamics: defaultDynamics,
 		}, nil
 	}
 	return Params{}, fmt.Errorf("synth: unknown profile %q (want go, ios or android)", name)

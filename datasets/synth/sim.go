@@ -1,16 +1,14 @@
 package synth
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
-	"sort"
 	"time"
 
 	"github.com/sqpredict/sqpredict/datasets"
+	"github.com/sqpredict/sqpredict/queue"
 )
 
 // Tunables of the world that no profile changes. Each is a modelling choice, not a
@@ -28,7 +26,7 @@ const (
 	// predictorAccuracy is how often the queue's predictor is right about whether a change
 	// lands; paper 001 (§7.2) reports 97% accuracy for SubmitQueue's model.
 	predictorAccuracy = 0.9
-	progressEvery     = 4096 // events between two Progress calls and context checks
+	progressEvery     = 4096 // changes between two Progress calls
 )
 
 // World is a generated history together with the hidden truth behind it.
@@ -47,6 +45,25 @@ type World struct {
 	// the mainline at its submission, with no change ahead of it, succeeds
 	// (infrastructure failures aside). It was drawn with probability true_p_success.
 	Good []bool
+	// Episodes are the episodes of the world's dynamics (Params.Dynamics) by start.
+	Episodes []Episode
+
+	dy    *dynamics
+	areas [][]int32 // team areas each change affects
+}
+
+// LogShift returns what the world's dynamics add to ln(duration) of a build starting at
+// at: the mean of its logarithm is DurationModel.LogParams's plus LogShift, the
+// log-sd is unchanged (0 without dynamics).
+func (w *World) LogShift(at time.Time) float64 {
+	return w.dy.logShift(at.Sub(w.Config.Start).Seconds())
+}
+
+// InfraProb returns the probability that a build of History.Changes[i] starting at at
+// fails for infrastructure reasons: Config.FlakyRate, raised by the episodes of the
+// world's dynamics.
+func (w *World) InfraProb(i int, at time.Time) float64 {
+	return w.dy.infraProb(w.Config.FlakyRate, w.areas[i], at.Sub(w.Config.Start).Seconds())
 }
 
 // Generate simulates the synthetic world of cfg and returns its history. It is Simulate
@@ -75,6 +92,12 @@ func (cfg Config) resolve() (Config, Params, error) {
 	case cfg.Workers < 0:
 		return cfg, p, fmt.Errorf("synth: workers %d must be non-negative", cfg.Workers)
 	}
+	if cfg.Dynamics != nil {
+		if err := cfg.Dynamics.validate(); err != nil {
+			return cfg, p, err
+		}
+		p.Dynamics = *cfg.Dynamics
+	}
 	if cfg.ChangesPerHour == 0 {
 		cfg.ChangesPerHour = p.ChangesPerHour
 	}
@@ -94,126 +117,8 @@ func (cfg Config) resolve() (Config, Params, error) {
 	return cfg, p, nil
 }
 
-// chg is the simulation state of one change.
-type chg struct {
-	c        datasets.Change
-	dev      int
-	rev      int
-	changed  []int32 // changed targets
-	affected []int32 // reverse-dependency closure of changed, sorted
-	newNames []string
-	pTrue    float64
-	good     bool   // intrinsically good: its build on HEAD alone succeeds
-	landed   bool   // the outcome, known at arrival (see Simulate)
-	guess    bool   // the queue's prediction of landed
-	ahead    []int  // pending overlapping changes ahead at arrival, in queue order
-	conf     []bool // whether it conflicts with each change of ahead
-	behind   []int  // changes that have this one in ahead
-	undec    int    // members of ahead not yet decided
-	decided  bool
-	active   int // running build, -1 if none
-	finished int // finished succeeded/failed build on a still consistent path, -1 if none
-	inReady  bool
-	pendPos  int // position in sim.pending while undecided
-	// suspects lists the positions in ahead of the changes of the path a rejection
-	// happened on, for culprit finding (see Simulate).
-	suspects []int
-}
-
-// bld is the simulation state of one build.
-type bld struct {
-	change        int
-	path          []int
-	height        int
-	start, finish float64
-	status        datasets.Status // StatusUnknown while running
-	result        datasets.Status // how it ends unless aborted
-	mean, sd      float64
-	culprit       bool // a culprit-finding build, run after its change was decided
-	lo, hi        int  // a culprit-finding build's suspects (see culpritJob)
-}
-
-type evKind uint8
-
-const (
-	evArrival evKind = iota
-	evResubmit
-	evFinish
-)
-
-type event struct {
-	t    float64 // seconds since Start
-	seq  uint64
-	kind evKind
-	id   int
-}
-
-type eventHeap []event
-
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	if h[i].t != h[j].t {
-		return h[i].t < h[j].t
-	}
-	return h[i].seq < h[j].seq
-}
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-type intHeap []int
-
-func (h intHeap) Len() int           { return len(h) }
-func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
-func (h *intHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// culpritJob is a culprit-finding build waiting for a worker: change built on the path
-// of its suspects lo to hi-1 (the empty path when lo == hi).
-type culpritJob struct {
-	change, lo, hi int
-}
-
-// jobHeap orders culprit-finding builds by change, then suspects.
-type jobHeap []culpritJob
-
-func (h jobHeap) Len() int { return len(h) }
-func (h jobHeap) Less(i, j int) bool {
-	a, b := h[i], h[j]
-	if a.change != b.change {
-		return a.change < b.change
-	}
-	if a.lo != b.lo {
-		return a.lo < b.lo
-	}
-	return a.hi < b.hi
-}
-func (h jobHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *jobHeap) Push(x any)   { *h = append(*h, x.(culpritJob)) }
-func (h *jobHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-type pair struct {
-	ahead, behind int
-	p             float64
-	conflicted    bool
-}
-
+// sim is the generation of one world: the state of its changes, and the source, the
+// strategy and the truth of its queue (queue.go).
 type sim struct {
 	cfg    Config
 	p      Params
@@ -224,18 +129,18 @@ type sim struct {
 	rAttr  *rand.Rand
 	rQueue *rand.Rand
 	seen   []bool
+	dy     *dynamics
 
-	arrivals []float64 // first submissions, seconds since Start
-	changes  []*chg
-	builds   []*bld
-	pairs    []pair
-	pending  []int // undecided changes, any order
-	events   eventHeap
-	ready    intHeap // changes that may need a build, lowest (earliest) first
-	culprits jobHeap // culprit-finding builds waiting for a worker
-	seq      uint64
-	free     int
-	nRev     int
+	arrivals  []float64      // first submissions, seconds since Start
+	nextFirst int            // next first submission
+	resub     []resubmission // resubmissions to come, by time
+	changes   []*chg
+	pairs     []pair
+	nRev      int
+
+	recheck  []int        // changes that may be decidable at the next Plan call
+	culprits []culpritJob // culprit-finding builds waiting for a worker
+	scratch  []int
 }
 
 // Simulate generates the synthetic world of cfg.
@@ -256,7 +161,9 @@ type sim struct {
 // pending when it was submitted, overlapping it, that landed. Because that path only
 // holds earlier changes, every outcome is known at arrival; the queue only decides when.
 //
-// The queue: Workers builds run at once, given to changes in queue order. A change's
+// The queue runs on package queue's event-driven engine (queue.RunSource), the one the
+// replay simulator uses, with this world as its traffic source, its strategy and its
+// truth. Workers builds run at once, given to changes in queue order. A change's
 // build assumes every decided change of its ahead set as decided and speculates on the
 // undecided ones along the most likely path according to the queue's predictor: a change
 // is assumed to land when its latest finished build succeeded, to be rejected when it
@@ -294,7 +201,10 @@ type sim struct {
 // none of them conflicts with it.
 //
 // All times are whole seconds; build durations are log-normal (Params.Duration),
-// rounded to whole seconds, at least 1.
+// rounded to whole seconds, at least 1. A build's duration and infrastructure failure
+// are drawn from a random stream keyed by the seed, the change, the build's content (the
+// changes ahead it includes), its attempt and whether it finds culprits, so they do not
+// depend on the order in which builds start.
 func Simulate(ctx context.Context, cfg Config) (*World, error) {
 	cfg, p, err := cfg.resolve()
 	if err != nil {
@@ -307,7 +217,6 @@ func Simulate(ctx context.Context, cfg Config) (*World, error) {
 		end:    math.Round(cfg.Days * 86400),
 		rAttr:  rand.New(rand.NewPCG(cfg.Seed, 3)),
 		rQueue: rand.New(rand.NewPCG(cfg.Seed, 4)),
-		free:   cfg.Workers,
 	}
 	var teamSize []int
 	s.devs, teamSize = newDevelopers(p, rWorld)
@@ -320,17 +229,24 @@ func Simulate(ctx context.Context, cfg Config) (*World, error) {
 		s.devCum[i] = acc
 	}
 	s.arrivals = arrivalTimes(cfg, s.end, rand.New(rand.NewPCG(cfg.Seed, 2)))
-	if len(s.arrivals) > 0 {
-		s.push(s.arrivals[0], evArrival, 0)
+	s.dy = &dynamics{}
+	if !cfg.NoDynamics {
+		s.dy = newDynamics(p.Dynamics, s.end, p.Teams, s.devs, cfg.Start, rand.New(rand.NewPCG(cfg.Seed, 5)))
 	}
-	if err := s.run(ctx); err != nil {
-		return nil, err
+	res, err := queue.RunSource(ctx, s, s, s, queue.Config{Workers: cfg.Workers, MaxPlansPerInstant: math.MaxInt})
+	if err != nil {
+		return nil, fmt.Errorf("synth: %w", err)
+	}
+	if cfg.Progress != nil {
+		cfg.Progress(1)
 	}
 	good := make([]bool, len(s.changes))
+	areas := make([][]int32, len(s.changes))
 	for i, c := range s.changes {
-		good[i] = c.good
+		good[i], areas[i] = c.good, c.areas
 	}
-	return &World{History: s.history(), Developers: s.devs, Config: cfg, Params: p, Good: good}, nil
+	return &World{History: s.history(res), Developers: s.devs, Config: cfg, Params: p, Good: good,
+		Episodes: s.dy.episodes(cfg.Start), dy: s.dy, areas: areas}, nil
 }
 
 // arrivalTimes draws the first submissions: a Poisson process with rate
@@ -349,488 +265,42 @@ func arrivalTimes(cfg Config, end float64, r *rand.Rand) []float64 {
 	return out
 }
 
-func (s *sim) push(t float64, k evKind, id int) {
-	s.seq++
-	heap.Push(&s.events, event{t: t, seq: s.seq, kind: k, id: id})
-}
-
-func (s *sim) run(ctx context.Context) error {
-	for n := 0; s.events.Len() > 0; n++ {
-		ev := heap.Pop(&s.events).(event)
-		if n%progressEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("synth: %w", err)
-			}
-			if s.cfg.Progress != nil {
-				s.cfg.Progress(math.Min(1, ev.t/s.end))
-			}
-		}
-		switch ev.kind {
-		case evArrival:
-			s.nRev++
-			s.arrive(ev.t, s.drawAuthor(), s.nRev, nil)
-			if ev.id+1 < len(s.arrivals) {
-				s.push(s.arrivals[ev.id+1], evArrival, ev.id+1)
-			}
-		case evResubmit:
-			prev := s.changes[ev.id]
-			s.arrive(ev.t, prev.dev, prev.rev, prev)
-		case evFinish:
-			s.finish(ev.t, ev.id)
-		}
-		s.assign(ev.t)
-	}
-	if s.cfg.Progress != nil {
-		s.cfg.Progress(1)
-	}
-	if len(s.pending) > 0 {
-		// Every change's ahead set holds only earlier changes, so the earliest
-		// undecided one can always be built and decided: this cannot happen.
-		panic(fmt.Sprintf("synth: %d changes left undecided", len(s.pending)))
-	}
-	return nil
-}
-
-func (s *sim) drawAuthor() int {
-	u := s.rAttr.Float64() * s.devCum[len(s.devCum)-1]
-	return min(sort.SearchFloat64s(s.devCum, u), len(s.devCum)-1)
-}
-
-// pickIn returns a random target of team t's area.
-func (s *sim) pickIn(t int) int32 {
-	lo, hi := s.g.areaFirst[t], s.g.areaFirst[t+1]
-	return int32(lo + s.rAttr.IntN(hi-lo))
-}
-
-// arrive submits a change of revision rev by developer dev at t; prev is the previous
-// submission of the revision, nil for a first submission.
-func (s *sim) arrive(t float64, dev, rev int, prev *chg) {
-	r := s.rAttr
-	d := s.devs[dev]
-	idx := len(s.changes)
-	c := &chg{dev: dev, rev: rev, active: -1, finished: -1}
-	c.c = datasets.Change{
-		ChangeID:         fmt.Sprintf("C%07d", idx+1),
-		Repo:             s.cfg.Repo,
-		RevisionID:       fmt.Sprintf("R%07d", rev),
-		Author:           d.Name,
-		SubmittedAt:      s.cfg.Start.Add(time.Duration(t) * time.Second),
-		AuthorLevel:      float64(d.Level),
-		AuthorTenureDays: math.Round((d.TenureDays+t/86400)*100) / 100,
-		TrueProbSuccess:  math.NaN(),
-	}
-	x := &c.c
-	if prev == nil {
-		s.drawFirst(c, d)
-	} else {
-		s.drawResubmission(c, prev)
-	}
-	x.TargetsChanged = float64(len(c.changed))
-	x.AffectedTargets = make([]string, 0, len(c.affected)+len(c.newNames))
-	for _, a := range c.affected {
-		x.AffectedTargets = append(x.AffectedTargets, s.g.names[a])
-	}
-	x.AffectedTargets = append(x.AffectedTargets, c.newNames...)
-
-	// Initial checks: weaker developers fail more of them; a resubmission fixes most.
-	nRun := 0
-	for range s.p.Checks {
-		if r.Float64() >= skipCheckRate {
-			nRun++
-		}
-	}
-	failP := Sigmoid(-3 - 0.8*d.Skill)
-	if prev != nil {
-		failP = Sigmoid(-3.5 - 0.8*d.Skill)
-	}
-	failed := 0
-	for range nRun {
-		if r.Float64() < failP {
-			failed++
-		}
-	}
-	x.InitialChecksFailed = float64(failed)
-	x.InitialChecksPassed = float64(nRun - failed)
-
-	c.pTrue = s.p.Success.Prob(x, d.Skill)
-	x.TrueProbSuccess = c.pTrue
-	c.good = r.Float64() < c.pTrue
-
-	// Ahead set and conflicts: every pending change with overlapping affected targets.
-	cand := slices.Clone(s.pending)
-	slices.Sort(cand)
-	c.landed = c.good
-	for _, j := range cand {
-		o := s.changes[j]
-		ov := overlap(c.affected, o.affected)
-		if ov == 0 {
-			continue
-		}
-		q := s.p.Conflict.Prob(ov, len(o.c.AffectedTargets), len(x.AffectedTargets), len(s.g.names))
-		conf := r.Float64() < q
-		s.pairs = append(s.pairs, pair{ahead: j, behind: idx, p: q, conflicted: conf})
-		c.ahead = append(c.ahead, j)
-		c.conf = append(c.conf, conf)
-		o.behind = append(o.behind, idx)
-		if conf && o.landed {
-			c.landed = false
-		}
-	}
-	// The queue's predictor: right about the outcome with probability predictorAccuracy.
-	c.guess = c.landed != (s.rQueue.Float64() >= predictorAccuracy)
-	c.undec = len(c.ahead)
-	c.pendPos = len(s.pending)
-	s.pending = append(s.pending, idx)
-	s.changes = append(s.changes, c)
-	s.markNeed(idx)
-}
-
-// drawFirst draws the code attributes of a first submission.
-func (s *sim) drawFirst(c *chg, d Developer) {
-	r := s.rAttr
-	x := &c.c
-	nCore := s.g.areaFirst[1]
-	large := r.Float64() < largeDiffRate
-	var changed []int32
-	if large {
-		// A large diff: several of the lowest core libraries, which reach most targets.
-		for range 3 + r.IntN(8) {
-			changed = append(changed, int32(r.IntN(max(1, nCore/5))))
-		}
-	}
-	// Pareto tail: P(k >= x) = x^-1.6.
-	k := int(math.Min(30, math.Floor(math.Pow(1-r.Float64(), -1/1.6))))
-	for range k {
-		u := r.Float64()
-		switch {
-		case u < ownAreaShare:
-			changed = append(changed, s.pickIn(d.Team))
-		case u < ownAreaShare+otherAreaShare:
-			changed = append(changed, s.pickIn(1+r.IntN(s.p.Teams-1)))
-		default:
-			changed = append(changed, s.pickIn(0))
-		}
-	}
-	slices.Sort(changed)
-	c.changed = slices.Compact(changed)
-	c.affected = s.g.closure(c.changed, s.seen)
-	if r.Float64() < newTargetRate {
-		area := s.g.names[c.changed[0]]
-		area = area[:len(area)-len("/t0000")]
-		for i := range 1 + r.IntN(2) {
-			c.newNames = append(c.newNames, fmt.Sprintf("%s/new-%s-%d", area, x.RevisionID, i+1))
-		}
-	}
-	x.TargetsAdded = float64(len(c.newNames))
-	x.TargetsRemoved = 0
-	if r.Float64() < delTargetRate {
-		x.TargetsRemoved = 1
-	}
-
-	mu := 3.3 + 0.4*math.Log(float64(len(c.changed)))
-	if large {
-		mu += 3
-	}
-	x.LinesAdded = math.Max(1, math.Round(math.Exp(mu+1.3*r.NormFloat64())))
-	x.LinesRemoved = math.Round(x.LinesAdded * math.Exp(-1+r.NormFloat64()))
-	s.drawShape(c)
-	x.Commits = math.Floor(math.Pow(1-r.Float64(), -1/2.2)) // P(commits >= x) = x^-2.2
-	if large {
-		x.Commits += float64(r.IntN(10))
-	}
-	x.BinariesAdded, x.BinariesRemoved = 0, 0
-	if r.Float64() < s.p.BinaryRate {
-		x.BinariesAdded = float64(1 + r.IntN(4))
-	}
-	if r.Float64() < s.p.BinaryRate/3 {
-		x.BinariesRemoved = float64(1 + r.IntN(2))
-	}
-	x.RevisionSubmissions = 1
-	x.RevisionHasTestPlan = flag(r.Float64() < Sigmoid(0.8+0.5*d.Skill+0.2*float64(d.Level-3)))
-	x.RevisionHasRevertPlan = flag(r.Float64() < Sigmoid(-1+0.3*float64(d.Level-3)))
-}
-
-// drawResubmission derives a resubmitted change from the previous submission of its
-// revision: the same targets, a reworked diff, one more commit.
-func (s *sim) drawResubmission(c *chg, prev *chg) {
-	r := s.rAttr
-	x, p := &c.c, &prev.c
-	c.changed, c.affected, c.newNames = prev.changed, prev.affected, prev.newNames
-	x.TargetsAdded, x.TargetsRemoved = p.TargetsAdded, p.TargetsRemoved
-	x.LinesAdded = math.Max(1, math.Round(p.LinesAdded*math.Exp(0.3*r.NormFloat64())+float64(r.IntN(20))))
-	x.LinesRemoved = math.Round(p.LinesRemoved*math.Exp(0.3*r.NormFloat64()) + float64(r.IntN(10)))
-	s.drawShape(c)
-	x.Commits = p.Commits + 1
-	x.BinariesAdded, x.BinariesRemoved = p.BinariesAdded, p.BinariesRemoved
-	x.RevisionSubmissions = p.RevisionSubmissions + 1
-	x.RevisionHasRevertPlan = p.RevisionHasRevertPlan
-	x.RevisionHasTestPlan = p.RevisionHasTestPlan
-	if x.RevisionHasTestPlan == datasets.FlagFalse && r.Float64() < 0.3 {
-		x.RevisionHasTestPlan = datasets.FlagTrue
-	}
-}
-
-// drawShape draws files and hunks from the lines of c.
-func (s *sim) drawShape(c *chg) {
-	r := s.rAttr
-	x := &c.c
-	lines := x.LinesAdded + x.LinesRemoved
-	x.FilesChanged = math.Max(float64(len(c.changed)), math.Round(math.Exp(0.45*math.Log1p(lines)+0.5*r.NormFloat64())))
-	x.Hunks = x.FilesChanged + math.Floor(r.ExpFloat64()*lines/40)
-}
-
-func flag(b bool) datasets.Flag {
-	if b {
-		return datasets.FlagTrue
-	}
-	return datasets.FlagFalse
-}
-
-// markNeed queues change i for a build if it is not queued already.
-func (s *sim) markNeed(i int) {
-	if c := s.changes[i]; !c.inReady {
-		c.inReady = true
-		heap.Push(&s.ready, i)
-	}
-}
-
-// assign gives free workers to the earliest changes that need a build.
-func (s *sim) assign(t float64) {
-	for s.free > 0 && s.ready.Len() > 0 {
-		i := heap.Pop(&s.ready).(int)
-		c := s.changes[i]
-		c.inReady = false
-		if c.decided || c.active >= 0 || c.finished >= 0 {
-			continue
-		}
-		s.start(t, i)
-	}
-	// Attribution only takes the capacity that deciding changes leave free.
-	for s.free > 0 && s.culprits.Len() > 0 {
-		s.startCulprit(t, heap.Pop(&s.culprits).(culpritJob))
-	}
-}
-
-// assumeLands is the queue's guess of whether undecided change j will land.
-func (s *sim) assumeLands(j int) bool {
-	c := s.changes[j]
-	if c.finished >= 0 {
-		// A success says the change is good; a failure only when the build did not
-		// speculate on anything (it may otherwise be the fault of a change ahead).
-		b := s.builds[c.finished]
-		if b.result == datasets.StatusSucceeded || b.height == 0 {
-			return b.result == datasets.StatusSucceeded
-		}
-	}
-	return c.guess
-}
-
-// start starts a build of change i on its most likely path.
-func (s *sim) start(t float64, i int) {
-	c := s.changes[i]
-	b := &bld{change: i, start: t, result: datasets.StatusSucceeded}
-	good := c.good
-	for k, j := range c.ahead {
-		a := s.changes[j]
-		var in bool
-		if a.decided {
-			in = a.landed
-		} else {
-			in = s.assumeLands(j)
-			if in {
-				b.height++
-			}
-		}
-		if !in {
-			continue
-		}
-		b.path = append(b.path, j)
-		if !a.landed || c.conf[k] {
-			good = false
-		}
-	}
-	if !good {
-		b.result = datasets.StatusFailed
-	}
-	c.active = s.launch(t, b)
-}
-
-// launch draws the duration and any infrastructure failure of b, which starts at t,
-// records it, takes a worker and schedules its end; it returns the build's index.
-func (s *sim) launch(t float64, b *bld) int {
-	m, sd := s.p.Duration.LogParams(&s.changes[b.change].c, float64(b.height))
-	b.mean, b.sd = MeanSD(m, sd)
-	dur := math.Max(1, math.Round(math.Exp(m+sd*s.rQueue.NormFloat64())))
-	if s.rQueue.Float64() < s.cfg.FlakyRate {
-		b.result = datasets.StatusInfraFailed
-		dur = math.Max(1, math.Round(dur*(0.1+0.9*s.rQueue.Float64())))
-	}
-	id := len(s.builds)
-	s.builds = append(s.builds, b)
-	s.free--
-	s.push(t+dur, evFinish, id)
-	return id
-}
-
-// startCulprit starts culprit-finding build j. Every change of its path is decided, so
-// the build speculates on nothing (height 0) and is never aborted. It succeeds iff the
-// change is intrinsically good and conflicts with no change of its path.
-func (s *sim) startCulprit(t float64, j culpritJob) {
-	c := s.changes[j.change]
-	b := &bld{change: j.change, start: t, result: datasets.StatusSucceeded, culprit: true, lo: j.lo, hi: j.hi}
-	good := c.good
-	for _, k := range c.suspects[j.lo:j.hi] {
-		b.path = append(b.path, c.ahead[k])
-		good = good && !c.conf[k]
-	}
-	if !good {
-		b.result = datasets.StatusFailed
-	}
-	s.launch(t, b)
-}
-
-// finish ends build id at t.
-func (s *sim) finish(t float64, id int) {
-	b := s.builds[id]
-	if b.status != datasets.StatusUnknown {
-		return // aborted earlier
-	}
-	b.finish, b.status = t, b.result
-	s.free++
-	if b.culprit {
-		s.finishCulprit(b)
-		return
-	}
-	c := s.changes[b.change]
-	c.active = -1
-	if b.status == datasets.StatusInfraFailed {
-		s.markNeed(b.change)
-		return
-	}
-	c.finished = id
-	if c.undec == 0 {
-		s.decide(t, b.change)
-	}
-}
-
-// finishCulprit queues what culprit-finding build b calls for next. An infrastructure
-// failure is run again. When the change succeeded alone, its deciding path is known to
-// fail; a failing set of two or more suspects is split in two halves (in queue order),
-// each built in turn (bisection). A set that succeeded holds no culprit; a single
-// suspect that failed is a culprit.
-func (s *sim) finishCulprit(b *bld) {
-	c := s.changes[b.change]
-	lo, hi := b.lo, b.hi
-	switch {
-	case b.status == datasets.StatusInfraFailed:
-		heap.Push(&s.culprits, culpritJob{change: b.change, lo: lo, hi: hi})
-		return
-	case b.status == datasets.StatusSucceeded && lo == hi:
-		lo, hi = 0, len(c.suspects) // the deciding path, which failed
-	case b.status == datasets.StatusSucceeded || lo == hi:
-		return // no culprit in the set, or the change is broken on its own
-	}
-	if hi-lo < 2 {
-		return
-	}
-	mid := lo + (hi-lo+1)/2
-	heap.Push(&s.culprits, culpritJob{change: b.change, lo: lo, hi: mid})
-	heap.Push(&s.culprits, culpritJob{change: b.change, lo: mid, hi: hi})
-}
-
-// consistent reports whether path agrees with the decision that change j landed or not.
-func consistent(path []int, j int, landed bool) bool {
-	return slices.Contains(path, j) == landed
-}
-
-// decide decides change i at t from its finished build on its landed path, and then
-// every change behind it that this makes decidable.
-func (s *sim) decide(t float64, i int) {
-	stack := []int{i}
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		c := s.changes[i]
-		landed := s.builds[c.finished].status == datasets.StatusSucceeded
-		if landed != c.landed {
-			panic(fmt.Sprintf("synth: change %s decided %v on build %d, want %v", c.c.ChangeID, landed, c.finished, c.landed))
-		}
-		c.decided = true
-		c.c.DecidedAt = s.cfg.Start.Add(time.Duration(t) * time.Second)
-		c.c.Outcome = datasets.OutcomeRejected
-		if landed {
-			c.c.Outcome = datasets.OutcomeLanded
-		}
-		if !landed && len(s.builds[c.finished].path) > 0 && !s.cfg.NoCulpritFinding {
-			// Culprit finding: the change alone first.
-			for k, j := range c.ahead {
-				if s.changes[j].landed {
-					c.suspects = append(c.suspects, k)
-				}
-			}
-			heap.Push(&s.culprits, culpritJob{change: i})
-		}
-		// Remove from pending (swap with the last).
-		last := s.pending[len(s.pending)-1]
-		s.pending[c.pendPos] = last
-		s.changes[last].pendPos = c.pendPos
-		s.pending = s.pending[:len(s.pending)-1]
-
-		if !landed && c.c.RevisionSubmissions < maxSubmissions && s.rAttr.Float64() < resubmitRate {
-			delay := math.Round(resubmitMedian.Seconds() * math.Exp(0.8*s.rAttr.NormFloat64()))
-			if t+delay < s.end {
-				s.push(t+delay, evResubmit, i)
-			}
-		}
-		for _, k := range c.behind {
-			d := s.changes[k]
-			d.undec--
-			if d.active >= 0 && !consistent(s.builds[d.active].path, i, landed) {
-				b := s.builds[d.active]
-				b.finish, b.status = t, datasets.StatusAborted
-				s.free++
-				d.active = -1
-			}
-			if d.finished >= 0 && !consistent(s.builds[d.finished].path, i, landed) {
-				d.finished = -1
-			}
-			switch {
-			case d.active < 0 && d.finished < 0:
-				s.markNeed(k)
-			case d.active < 0 && d.undec == 0:
-				stack = append(stack, k)
-			}
-		}
-	}
-}
-
-// history assembles the tables.
-func (s *sim) history() *datasets.History {
+// history assembles the tables from the changes and the run of their queue.
+func (s *sim) history(res *queue.Result) *datasets.History {
 	h := &datasets.History{
 		Changes: make([]datasets.Change, len(s.changes)),
-		Builds:  make([]datasets.Build, len(s.builds)),
+		Builds:  make([]datasets.Build, len(res.Builds)),
 		Pairs:   make([]datasets.Pair, len(s.pairs)),
 	}
+	at := func(t float64) time.Time { return s.cfg.Start.Add(time.Duration(t) * time.Second) }
 	for i, c := range s.changes {
 		h.Changes[i] = c.c
+		r := &res.Records[i]
+		h.Changes[i].DecidedAt = at(r.DecidedAt)
+		h.Changes[i].Outcome = datasets.OutcomeRejected
+		if r.Landed {
+			h.Changes[i].Outcome = datasets.OutcomeLanded
+		}
 	}
-	for i, b := range s.builds {
+	for i, b := range res.Builds {
 		var path []string // nil for the empty path, as datasets' readers return it
-		for _, j := range b.path {
+		for _, j := range b.Content {
 			path = append(path, s.changes[j].c.ChangeID)
 		}
+		m, sd := s.p.Duration.LogParams(&s.changes[b.Change].c, float64(b.Height))
+		mean, sd := MeanSD(m+s.dy.logShift(b.Start), sd)
 		h.Builds[i] = datasets.Build{
 			BuildID:           fmt.Sprintf("B%08d", i+1),
 			Repo:              s.cfg.Repo,
-			ChangeID:          s.changes[b.change].c.ChangeID,
+			ChangeID:          s.changes[b.Change].c.ChangeID,
 			Path:              path,
-			SpeculationHeight: float64(b.height),
-			StartedAt:         s.cfg.Start.Add(time.Duration(b.start) * time.Second),
-			FinishedAt:        s.cfg.Start.Add(time.Duration(b.finish) * time.Second),
-			DurationS:         b.finish - b.start,
-			Status:            b.status,
-			TrueMuS:           b.mean,
-			TrueSigmaS:        b.sd,
+			SpeculationHeight: float64(b.Height),
+			StartedAt:         at(b.Start),
+			FinishedAt:        at(b.End),
+			DurationS:         b.End - b.Start,
+			Status:            buildStatus[b.Status],
+			TrueMuS:           mean,
+			TrueSigmaS:        sd,
 		}
 	}
 	for i, p := range s.pairs {
@@ -842,4 +312,14 @@ func (s *sim) history() *datasets.History {
 		}
 	}
 	return h
+}
+
+// buildStatus maps the engine's build states to the builds table's; no build runs at
+// the end of a run.
+var buildStatus = [...]datasets.Status{
+	queue.Running:     datasets.StatusUnknown,
+	queue.Succeeded:   datasets.StatusSucceeded,
+	queue.Failed:      datasets.StatusFailed,
+	queue.InfraFailed: datasets.StatusInfraFailed,
+	queue.Aborted:     datasets.StatusAborted,
 }

@@ -69,6 +69,9 @@ func TestConfigErrors(t *testing.T) {
 		{"negative rate", Config{Profile: "go", Days: 1, ChangesPerHour: -1}, "changes per hour"},
 		{"flaky 1", Config{Profile: "go", Days: 1, FlakyRate: 1}, "flaky"},
 		{"negative workers", Config{Profile: "go", Days: 1, Workers: -2}, "workers"},
+		{"infra rate above 1", Config{Profile: "go", Days: 1, Dynamics: &Dynamics{InfraEpisodeRate: 1.5}}, "infra episode rate"},
+		{"NaN drift", Config{Profile: "go", Days: 1, Dynamics: &Dynamics{DriftPerWeek: math.NaN()}}, "drift"},
+		{"negative shift sd", Config{Profile: "go", Days: 1, Dynamics: &Dynamics{ShiftSD: -1}}, "shift sd"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,9 +142,9 @@ func w0rate(prof string) float64 {
 func checkHistory(t *testing.T, w *World) {
 	t.Helper()
 	h := w.History
-	skill := map[string]float64{}
-	for _, d := range w.Developers {
-		skill[d.Name] = d.Skill
+	devs := map[string]*Developer{}
+	for i := range w.Developers {
+		devs[w.Developers[i].Name] = &w.Developers[i]
 	}
 	idx := map[string]int{}
 	for i := range h.Changes {
@@ -177,7 +180,7 @@ func checkHistory(t *testing.T, w *World) {
 		if c.BinariesAdded+c.BinariesRemoved > 0 {
 			bin = 1
 		}
-		z := m.Intercept + m.Skill*skill[c.Author] + m.Level*(c.AuthorLevel-3) +
+		z := m.Intercept + m.Skill*devs[c.Author].SkillAt(c.SubmittedAt) + m.Level*(c.AuthorLevel-3) +
 			m.LogTenure*math.Log(1+c.AuthorTenureDays/365) + m.LogLines*math.Log(1+c.LinesAdded+c.LinesRemoved) +
 			m.LogFiles*math.Log(1+c.FilesChanged) + m.LogAffected*math.Log(1+float64(len(c.AffectedTargets))) +
 			m.LogCommits*math.Log(c.Commits) + m.LogTargetsNew*math.Log(1+c.TargetsAdded+c.TargetsRemoved) +
@@ -276,6 +279,7 @@ func checkHistory(t *testing.T, w *World) {
 			deciding[b.ChangeID] = i
 		}
 		m, s := w.Params.Duration.LogParams(c, b.SpeculationHeight)
+		m += w.LogShift(b.StartedAt) // the build-time truth at the build's start
 		mean, sd := math.Exp(m+s*s/2), math.Exp(m+s*s/2)*math.Sqrt(math.Exp(s*s)-1)
 		if !scalar.EqualWithinAbsOrRel(b.TrueMuS, mean, exactTol, exactTol) || !scalar.EqualWithinAbsOrRel(b.TrueSigmaS, sd, exactTol, exactTol) {
 			t.Fatalf("build %s: true mean, sd = %v, %v, want %v, %v", b.BuildID, b.TrueMuS, b.TrueSigmaS, mean, sd)
@@ -393,13 +397,31 @@ func TestStatistics(t *testing.T) {
 	s := Summarize(h)
 	t.Logf("summary %+v", s)
 
-	// Infrastructure failures: drawn for every build, seen unless the build is aborted
-	// first. Infra-failed builds stop early and so are aborted a little less often;
-	// allow 25% relative bias on top of the binomial noise.
-	seen := float64(s.Builds[datasets.StatusSucceeded] + s.Builds[datasets.StatusFailed] + s.Builds[datasets.StatusInfraFailed])
-	infra := float64(s.Builds[datasets.StatusInfraFailed])
-	if tol := binomialSigmas*math.Sqrt(seen*flaky*(1-flaky)) + 0.25*seen*flaky; math.Abs(infra-seen*flaky) > tol {
-		t.Errorf("%v infra_failed builds of %v, want %.0f ± %.0f", infra, seen, seen*flaky, tol)
+	// Infrastructure failures: drawn for every build with World.InfraProb (flaky, raised
+	// during the dynamics' episodes), seen unless the build is aborted first.
+	// Infra-failed builds stop early and so are aborted a little less often; allow 25%
+	// relative bias on top of the binomial noise.
+	idx := map[string]int{}
+	for i := range h.Changes {
+		idx[h.Changes[i].ChangeID] = i
+	}
+	var seen, infra, want, vr float64
+	for i := range h.Builds {
+		b := &h.Builds[i]
+		if b.Status == datasets.StatusAborted {
+			continue
+		}
+		p := w.InfraProb(idx[b.ChangeID], b.StartedAt)
+		seen, want, vr = seen+1, want+p, vr+p*(1-p)
+		if b.Status == datasets.StatusInfraFailed {
+			infra++
+		}
+	}
+	if want < seen*flaky {
+		t.Errorf("infrastructure failure probability %v on average, below the flaky rate %v", want/seen, flaky)
+	}
+	if tol := binomialSigmas*math.Sqrt(vr) + 0.25*want; math.Abs(infra-want) > tol {
+		t.Errorf("%v infra_failed builds of %v, want %.0f ± %.0f", infra, seen, want, tol)
 	}
 	if s.Builds[datasets.StatusAborted] == 0 || s.Resubmissions == 0 || s.Rejected == 0 {
 		t.Errorf("no aborted builds, resubmissions or rejections: %+v", s)

@@ -15,8 +15,13 @@ type Developer struct {
 	// Team indexes the team the developer belongs to; team 0 is the platform team
 	// that owns the core targets.
 	Team int
-	// Skill is the latent skill, standard normal, that enters SuccessModel.
+	// Skill is the latent skill, standard normal, that enters SuccessModel, at the
+	// start of the history.
 	Skill float64
+	// SkillShift is added to Skill from ShiftAt on (Dynamics.SkillShiftShare); ShiftAt
+	// is the zero time for a developer whose skill does not change.
+	SkillShift float64
+	ShiftAt    time.Time
 	// Level is the seniority level, 1 to 7, written to author_level.
 	Level int
 	// TenureDays is the tenure at the start of the history, in days; a change's
@@ -24,6 +29,14 @@ type Developer struct {
 	TenureDays float64
 	// Activity is the developer's relative rate of submitting revisions.
 	Activity float64
+}
+
+// SkillAt returns the developer's latent skill at t.
+func (d *Developer) SkillAt(t time.Time) float64 {
+	if !d.ShiftAt.IsZero() && !t.Before(d.ShiftAt) {
+		return d.Skill + d.SkillShift
+	}
+	return d.Skill
 }
 
 // graph is the build-target graph. Targets are numbered in topological order: a target
