@@ -78,7 +78,8 @@ func gbmTrain(name string, threads int, about string, data dataSet, obj string, 
 }
 
 // gbmPredict scores the 100k-row test set with one 500-tree LightGBM model (trained by
-// LightGBM once, untimed): both programs read the same model file.
+// LightGBM once, untimed, on one thread: its OpenMP threads spin for minutes on a busy
+// machine): both programs read the same model file.
 func gbmPredict(name string, threads int) *task {
 	file := strings.ReplaceAll(name, "/", "_")
 	model := func(ws *workspace) string { return filepath.Join(ws.dir, "gbm-predict-500trees.txt") }
@@ -98,7 +99,7 @@ func gbmPredict(name string, threads int) *task {
 			tmp := model(ws) + ".tmp"
 			c := command{argv: []string{ws.lightgbm, "task=train", "data=" + regTrain.file(ws), "header=true",
 				"label_column=name:y", "objective=regression", "num_iterations=500", "num_leaves=31",
-				"learning_rate=0.1", "output_model=" + tmp}}
+				"learning_rate=0.1", "num_threads=1", "output_model=" + tmp}}
 			if _, err := measure(ctx, ws.dir, c); err != nil {
 				return fmt.Errorf("training the model to predict with: %w", err)
 			}
