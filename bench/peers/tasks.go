@@ -133,7 +133,7 @@ print(m.n_iter_)
 
 // pyNGBoost is the peer of the NGBoost tasks: read the CSV with pandas and fit the
 // reference NGBRegressor (Normal, depth-3 trees) with argv[2] iterations at learning
-// rate 0.01.
+// rate 0.01. Its file is not called ngboost.py, which would shadow the package.
 const pyNGBoost = `import sys
 import pandas as pd
 import ngb_compat
@@ -190,7 +190,7 @@ func ngboostTask(name string, threads int, about string, data dataSet, iters int
 	t := &task{
 		name: name, threads: threads, about: about,
 		prepare: func(ctx context.Context, ws *workspace) error {
-			if _, err := ws.script("ngboost.py", pyNGBoost); err != nil {
+			if _, err := ws.script("ngboost_peer.py", pyNGBoost); err != nil {
 				return err
 			}
 			_, err := data.path(ws)
@@ -207,7 +207,7 @@ func ngboostTask(name string, threads int, about string, data dataSet, iters int
 		t.peer = peerNGBoost
 		t.theirs = func(ws *workspace) command {
 			env := append(pythonThreads(threads), "PYTHONPATH="+ws.ngboost)
-			return command{argv: []string{ws.python, filepath.Join(ws.dir, "ngboost.py"), data.file(ws), strconv.Itoa(iters)}, env: env}
+			return command{argv: []string{ws.python, filepath.Join(ws.dir, "ngboost_peer.py"), data.file(ws), strconv.Itoa(iters)}, env: env}
 		}
 	}
 	return t

@@ -210,8 +210,10 @@ type grower struct {
 	// pool runs the parallel loops when set (Fit's grower); nil starts goroutines per
 	// loop (GrowTree's pooled growers, which may be dropped without a close).
 	pool *workPool
-	// chunkLeft holds the per-chunk left counts of a parallel partition.
+	// chunkLeft holds the per-chunk left counts of a parallel partition, and goLeft
+	// the side of each bin of the split being made.
 	chunkLeft []int
+	goLeft    [256]int
 }
 
 // GrowTree fits one regression tree to the gradients and hessians grad and hess (one
@@ -477,8 +479,10 @@ func (g *grower) split(spec *treeSpec, li int, more bool) {
 	bin := uint8(s.bin)
 	rows := g.idx[l.begin:l.end]
 	// goLeft[b] is 1 when bin b goes left; the loop then has no branch on the side,
-	// which is a coin flip for the branch predictor.
-	var goLeft [256]int
+	// which is a coin flip for the branch predictor. It lives in g: the parallel
+	// partition shares it, and a local would be allocated for every split.
+	goLeft := &g.goLeft
+	clear(goLeft[:])
 	for b := range fb.nBins() {
 		switch {
 		case fb.isCat():
@@ -489,7 +493,7 @@ func (g *grower) split(spec *treeSpec, li int, more bool) {
 			goLeft[b] = b2i(b <= int(bin))
 		}
 	}
-	nl := g.partition(rows, col, &goLeft)
+	nl := g.partition(rows, col, goLeft)
 	nr := len(rows) - nl
 
 	// The children's sums come from the split search; their row counts from the

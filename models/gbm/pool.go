@@ -13,6 +13,7 @@ import (
 type workPool struct {
 	workers int
 	start   chan *poolLoop
+	loop    poolLoop // reused by every forEach: calls never overlap
 }
 
 // poolLoop is one forEach call: items [0, n) handed out one at a time.
@@ -50,7 +51,8 @@ func (l *poolLoop) work(w int) {
 
 // forEach calls fn(worker, i) for i in [0, n) on at most workers goroutines of the
 // pool (the caller's included) and returns when all calls have; worker numbers are
-// below the pool's size, and calls with the same number never overlap.
+// below the pool's size, and calls with the same number never overlap. Calls of
+// forEach on one pool must not overlap (Fit's grower makes them one at a time).
 func (p *workPool) forEach(n, workers int, fn func(worker, i int)) {
 	workers = min(workers, p.workers, n)
 	if workers <= 1 {
@@ -59,7 +61,10 @@ func (p *workPool) forEach(n, workers int, fn func(worker, i int)) {
 		}
 		return
 	}
-	l := &poolLoop{n: n, fn: fn}
+	l := &p.loop
+	l.n, l.fn = n, fn
+	l.next.Store(0)
+	defer func() { l.fn = nil }()
 	l.wg.Add(workers - 1)
 	for range workers - 1 {
 		p.start <- l
