@@ -96,11 +96,14 @@ func TestWriteTable(t *testing.T) {
 	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 	gbm := gbmTrain("gbm-train", 1, "x", regTrain, "regression", 500)
 	ng := ngboostTask("ngboost-1m-2t", 2, "x", hetero1M, 500, false)
+	uci := ngboostTask("ngboost-uci/kin8nm", 1, "x", dataSet{kind: kindUCI, uci: "kin8nm"}, 500, true)
 	results := []result{
 		{task: gbm,
 			ours: []sample{{wall: sec(9), user: sec(8), maxRSS: 300e6}, {wall: sec(11), user: sec(8.5), maxRSS: 310e6}, {wall: sec(10), user: sec(9), maxRSS: 320e6}},
 			peer: []sample{{wall: sec(5), user: sec(4), maxRSS: 200e6}, {wall: sec(4), user: sec(4), maxRSS: 200e6}, {wall: sec(6), user: sec(4), maxRSS: 200e6}}},
 		{task: ng, ours: []sample{{wall: sec(20), user: sec(35), maxRSS: 900e6}}},
+		{task: uci, ours: []sample{{wall: sec(0.5), user: sec(0.25), maxRSS: 50e6}},
+			peer: []sample{{wall: sec(100), user: sec(50), maxRSS: 200e6}}},
 	}
 	var b bytes.Buffer
 	writeTable(&b, results)
@@ -108,9 +111,10 @@ func TestWriteTable(t *testing.T) {
 	want := []string{
 		"| gbm-train | 1 | LightGBM 4.6.0 | 10.00 (9.00–11.00) | 5.00 (4.00–6.00) | 2.00× | 8.50 (8.00–9.00) | 4.00 (4.00–4.00) | 2.12× | 310 (300–320) | 200 (200–200) | 1.55× |",
 		"| ngboost-1m-2t | 2 | none | 20.00 | – | – | 35.00 | – | – | 900 | – | – |",
+		"| ngboost-uci/kin8nm | 1 | NGBoost (Python) | 0.50 | 100.00 | 0.005× | 0.25 | 50.00 | 0.005× | 50 | 200 | 0.25× |",
 	}
-	if len(lines) != 4 {
-		t.Fatalf("writeTable wrote %d lines, want 4:\n%s", len(lines), b.String())
+	if len(lines) != 5 {
+		t.Fatalf("writeTable wrote %d lines, want 5:\n%s", len(lines), b.String())
 	}
 	for i, w := range want {
 		if lines[i+2] != w {

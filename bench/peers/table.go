@@ -71,7 +71,11 @@ func ratio(a, b stat) string {
 	if a.n == 0 || b.n == 0 || b.median == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.2f×", a.median/b.median)
+	r := a.median / b.median
+	if r < 0.1 {
+		return fmt.Sprintf("%.3f×", r) // NGBoost against the Python reference
+	}
+	return fmt.Sprintf("%.2f×", r)
 }
 
 // writeTable writes the results as a markdown table: per task the medians (with their
