@@ -40,7 +40,8 @@ func main() {
 }
 
 // run selects the tasks, builds the trainer, prepares the data and measures every task
-// cfg.reps times, then writes the table to stdout; progress goes to log.
+// cfg.reps times, then writes the table to stdout (after a failed run, the table of the
+// runs before it); progress goes to log.
 func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 	all := allTasks()
 	if cfg.list {
@@ -91,10 +92,18 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 	}
 
 	results := make([]result, len(tasks))
+	for i, t := range tasks {
+		results[i].task = t
+	}
 	start, loadStart := time.Now(), loadAverage()
+	// report writes the table of the runs so far: all of them, or those before a
+	// failure.
+	report := func() {
+		writeHeader(stdout, start, time.Now(), loadStart, loadAverage(), cfg.reps)
+		writeTable(stdout, results)
+	}
 	for rep := range cfg.reps {
 		for i, t := range tasks {
-			results[i].task = t
 			runs := []struct {
 				name string
 				cmd  func(*workspace) command
@@ -111,6 +120,7 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 				fmt.Fprintf(log, "rep %d/%d %s, %s: %s\n", rep+1, cfg.reps, t.name, r.name, c)
 				s, err := measure(ctx, ws.dir, c)
 				if err != nil {
+					report()
 					return fmt.Errorf("%s: %w", t.name, err)
 				}
 				fmt.Fprintf(log, "  wall %.2f s, user %.2f s, peak RSS %.0f MB\n", s.wall.Seconds(), s.user.Seconds(), float64(s.maxRSS)/1e6)
@@ -118,7 +128,6 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 			}
 		}
 	}
-	writeHeader(stdout, start, time.Now(), loadStart, loadAverage(), cfg.reps)
-	writeTable(stdout, results)
+	report()
 	return nil
 }
