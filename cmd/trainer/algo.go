@@ -85,8 +85,9 @@ type param struct {
 type fitInput struct {
 	// features names the columns of x and validX ("col=value" for one-hot columns).
 	features []string
-	// x holds one training row per row; NaN means missing.
-	x *mat.Dense
+	// x holds one training row per row; NaN means missing. It is column-major (a
+	// columnar.Matrix over the table's columns) when no feature is one-hot encoded.
+	x mat.Matrix
 	// y is the target of each row of x; never NaN.
 	y []float64
 	// validX and validY are the --valid table encoded like x, or nil without --valid.

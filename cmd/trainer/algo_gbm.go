@@ -15,6 +15,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/sqpredict/sqpredict/datasets/columnar"
 	"github.com/sqpredict/sqpredict/eval"
 	"github.com/sqpredict/sqpredict/models/gbm"
 )
@@ -115,8 +116,12 @@ func fitGBM(ctx context.Context, in *fitInput) (fitted, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: --param: %w", errUsage, err)
 	}
-	x, features, validX := in.x, in.features, in.validX
+	x, features := in.x, in.features
+	var validX mat.Matrix
 	var weights, validW []float64
+	if in.validX != nil {
+		validX = in.validX
+	}
 	if wcol >= 0 {
 		x, weights = splitColumn(in.x, wcol)
 		features = slices.Delete(slices.Clone(features), wcol, wcol+1)
@@ -140,7 +145,11 @@ func fitGBM(ctx context.Context, in *fitInput) (fitted, error) {
 		return nil, err
 	}
 	g := gbmModel{m: m}
-	g.trainLoss = g.loss(x, in.y)
+	p := m.TrainingPredictions()
+	if p == nil {
+		p = m.Predict(nil, x)
+	}
+	g.trainLoss = g.loss(in.y, p)
 	return g, nil
 }
 
@@ -175,17 +184,37 @@ func weightColumn(ps params, features []string) (int, error) {
 	return i, nil
 }
 
-// splitColumn returns x without column j, and column j.
-func splitColumn(x *mat.Dense, j int) (*mat.Dense, []float64) {
+// splitColumn returns x without column j, and column j. The columns of a column-major
+// x (a columnar.Matrix) are shared, not copied.
+func splitColumn(x mat.Matrix, j int) (mat.Matrix, []float64) {
 	r, c := x.Dims()
+	if cv, ok := x.(mat.RawColViewer); ok {
+		cols := make([][]float64, 0, c-1)
+		for k := range c {
+			if k != j {
+				cols = append(cols, cv.RawColView(k))
+			}
+		}
+		rest, err := columnar.NewMatrix(cols, r)
+		if err != nil {
+			panic(err) // every column of x has r values
+		}
+		return rest, cv.RawColView(j)
+	}
 	rest := mat.NewDense(r, c-1, nil)
 	col := make([]float64, r)
 	for i := range r {
-		row := x.RawRowView(i)
-		col[i] = row[j]
 		out := rest.RawRowView(i)
-		copy(out, row[:j])
-		copy(out[j:], row[j+1:])
+		for k := range c {
+			switch v := x.At(i, k); {
+			case k < j:
+				out[k] = v
+			case k == j:
+				col[i] = v
+			default:
+				out[k-1] = v
+			}
+		}
 	}
 	return rest, col
 }
@@ -204,9 +233,9 @@ func (g gbmModel) binary() bool {
 	return name == "binary" || name == "cross_entropy"
 }
 
-// loss is the training loss summary reports: log loss for binary, RMSE otherwise.
-func (g gbmModel) loss(x *mat.Dense, y []float64) float64 {
-	p := g.m.Predict(nil, x)
+// loss is the training loss summary reports, of predictions p of targets y: log loss
+// for binary, RMSE otherwise.
+func (g gbmModel) loss(y, p []float64) float64 {
 	if g.binary() {
 		return eval.LogLoss(y, p)
 	}

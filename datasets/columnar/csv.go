@@ -5,12 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
 	"sync"
-	"unsafe"
 )
 
 // block is a run of whole CSV records handed to a parser.
@@ -25,6 +23,7 @@ type block struct {
 // for a column that met text in this block, codes into a local dictionary.
 type part struct {
 	nRows int
+	bytes int // the size of the block
 	vals  [][]float64
 	dict  []map[string]int // nil for a column without text in this block
 	first []textCell       // the first text cell of each text column
@@ -145,8 +144,12 @@ func readCSV(ctx context.Context, path string, opt Options) (*Table, error) {
 		readErr = cutBlocks(ctx, f, rest, 1+headerLines, bs, free, blocks)
 	}()
 
-	var mu sync.Mutex
-	var parts []*part
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("columnar: %w", err)
+	}
+	var mu sync.Mutex // protects mg
+	mg := newMerger(nSel, fi.Size())
 	var wg sync.WaitGroup
 	for range threads {
 		wg.Add(1)
@@ -157,10 +160,7 @@ func readCSV(ctx context.Context, path string, opt Options) (*Table, error) {
 				*b.buf = b.data[:0]
 				free <- b.buf
 				mu.Lock()
-				if b.idx >= len(parts) {
-					parts = append(parts, make([]*part, b.idx+1-len(parts))...)
-				}
-				parts[b.idx] = p
+				mg.add(b.idx, p)
 				mu.Unlock()
 				if p.err != nil {
 					cancel()
@@ -169,10 +169,8 @@ func readCSV(ctx context.Context, path string, opt Options) (*Table, error) {
 		}()
 	}
 	wg.Wait()
-	for _, p := range parts {
-		if p != nil && p.err != nil {
-			return nil, fmt.Errorf("columnar: %s: %w", path, p.err)
-		}
+	if mg.err != nil {
+		return nil, fmt.Errorf("columnar: %s: %w", path, mg.err)
 	}
 	if readErr != nil {
 		return nil, fmt.Errorf("columnar: %s: %w", path, readErr)
@@ -180,17 +178,20 @@ func readCSV(ctx context.Context, path string, opt Options) (*Table, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if len(mg.pending) > 0 {
+		panic("columnar: a CSV part was not merged") // every block before the last was parsed
+	}
 	t := &Table{Path: path}
 	for j, s := range sel {
 		if s >= 0 {
 			t.Columns = append(t.Columns, Column{Name: header[j]})
 		}
 	}
-	for _, p := range parts {
-		t.NRows += p.nRows
+	for _, m := range mg.metas {
+		t.NRows += m.nRows
 	}
 	for k := range t.Columns {
-		joinColumn(&t.Columns[k], parts, k, t.NRows)
+		finishColumn(&t.Columns[k], mg.cols[k], mg.metas, k)
 	}
 	return t, nil
 }
@@ -351,23 +352,6 @@ func (p *parser) field() (cell []byte, last bool, err error) {
 	return cell, last, nil
 }
 
-// parseFloat parses a cell as a number; an empty cell is NaN. It reads the bytes in
-// place: strconv does not keep its argument, and on error the text is copied.
-func parseFloat(cell []byte) (float64, bool) {
-	if len(cell) == 0 {
-		return math.NaN(), true
-	}
-	v, err := strconv.ParseFloat(unsafe.String(&cell[0], len(cell)), 64)
-	if err != nil {
-		// Out of range values parse as ±Inf with ErrRange, as they would in Go.
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return v, true
-		}
-		return 0, false
-	}
-	return v, true
-}
-
 // parseBlock parses the records of one block into a part.
 func parseBlock(b block, sel []int, nSel int) *part {
 	pt := &part{vals: make([][]float64, nSel), dict: make([]map[string]int, nSel), first: make([]textCell, nSel)}
@@ -414,6 +398,7 @@ func parseBlock(b block, sel []int, nSel int) *part {
 		row++
 	}
 	pt.nRows = row
+	pt.bytes = len(b.data)
 	return pt
 }
 
@@ -459,72 +444,4 @@ func code(d map[string]int, s string) int {
 		d[s] = c
 	}
 	return c
-}
-
-// joinColumn fills column c (selected column k) from the parts in file order, freeing
-// each part's values as it goes. A column with text in any part becomes a text column
-// with sorted levels.
-func joinColumn(c *Column, parts []*part, k, n int) {
-	text := false
-	row0 := 0
-	for _, p := range parts {
-		if p.dict[k] != nil && !text {
-			text = true
-			f := p.first[k]
-			c.firstText.row, c.firstText.line, c.firstText.text = row0+f.row, f.line, f.text
-		}
-		row0 += p.nRows
-	}
-	c.Values = make([]float64, 0, n)
-	if !text {
-		for _, p := range parts {
-			c.Values = append(c.Values, p.vals[k]...)
-			p.vals[k] = nil
-		}
-		return
-	}
-	// Levels: the union of every part's dictionary and of the numbers of parts
-	// without text, formatted.
-	all := map[string]int{}
-	for _, p := range parts {
-		if p.dict[k] != nil {
-			for s := range p.dict[k] {
-				all[s] = 0
-			}
-			continue
-		}
-		for _, v := range p.vals[k] {
-			if v == v {
-				all[strconv.FormatFloat(v, 'g', -1, 64)] = 0
-			}
-		}
-	}
-	c.Levels = make([]string, 0, len(all))
-	for s := range all {
-		c.Levels = append(c.Levels, s)
-	}
-	slices.Sort(c.Levels)
-	for i, s := range c.Levels {
-		all[s] = i
-	}
-	for _, p := range parts {
-		var remap []float64
-		if d := p.dict[k]; d != nil {
-			remap = make([]float64, len(d))
-			for s, i := range d {
-				remap[i] = float64(all[s])
-			}
-		}
-		for _, v := range p.vals[k] {
-			switch {
-			case v != v:
-			case remap != nil:
-				v = remap[int(v)]
-			default:
-				v = float64(all[strconv.FormatFloat(v, 'g', -1, 64)])
-			}
-			c.Values = append(c.Values, v)
-		}
-		p.vals[k] = nil
-	}
 }

@@ -207,6 +207,13 @@ type grower struct {
 	scratch   [][256]scratchBin // one scratch histogram per histogram worker
 	cscratch  [][256]constScratchBin
 	leaves    []leafState
+	// pool runs the parallel loops when set (Fit's grower); nil starts goroutines per
+	// loop (GrowTree's pooled growers, which may be dropped without a close).
+	pool *workPool
+	// chunkLeft holds the per-chunk left counts of a parallel partition, and goLeft
+	// the side of each bin of the split being made.
+	chunkLeft []int
+	goLeft    [256]int
 }
 
 // GrowTree fits one regression tree to the gradients and hessians grad and hess (one
@@ -350,9 +357,8 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 	if g.splittable(&g.leaves[0]) {
 		h := g.alloc()
 		g.buildHist(&g.leaves[0], h)
-		g.fixHist(&g.leaves[0], h)
 		g.leaves[0].hist = h
-		g.leaves[0].best = g.findBest(&g.leaves[0], nil)
+		g.leaves[0].best = g.findBest(&g.leaves[0], nil, nil)
 	}
 	defer func() {
 		for i := range g.leaves {
@@ -473,8 +479,10 @@ func (g *grower) split(spec *treeSpec, li int, more bool) {
 	bin := uint8(s.bin)
 	rows := g.idx[l.begin:l.end]
 	// goLeft[b] is 1 when bin b goes left; the loop then has no branch on the side,
-	// which is a coin flip for the branch predictor.
-	var goLeft [256]int
+	// which is a coin flip for the branch predictor. It lives in g: the parallel
+	// partition shares it, and a local would be allocated for every split.
+	goLeft := &g.goLeft
+	clear(goLeft[:])
 	for b := range fb.nBins() {
 		switch {
 		case fb.isCat():
@@ -485,17 +493,8 @@ func (g *grower) split(spec *treeSpec, li int, more bool) {
 			goLeft[b] = b2i(b <= int(bin))
 		}
 	}
-	nl, nr := 0, 0
-	tmp := g.tmp[:len(rows)]
-	for _, r := range rows {
-		// rows[nl] has been read already (nl is at most the current index).
-		x := goLeft[col[r]]
-		rows[nl] = r
-		tmp[nr] = r
-		nl += x
-		nr += 1 - x
-	}
-	copy(rows[nl:], tmp[:nr])
+	nl := g.partition(rows, col, goLeft)
+	nr := len(rows) - nl
 
 	// The children's sums come from the split search; their row counts from the
 	// partition (LightGBM's leaf_count), which for weighted rows the hessian estimates
@@ -533,35 +532,50 @@ func (g *grower) split(spec *treeSpec, li int, more bool) {
 	}
 	smallHist := g.alloc()
 	g.buildHist(&g.leaves[small], smallHist)
-	g.fixHist(&g.leaves[small], smallHist)
 	if largeOK {
-		// Fit's search estimates counts from hessians; only GrowTree's reads n.
-		withN := !g.cfg.lightGBMCounts
-		for _, f := range g.feats {
-			lo, hi := d.histOffset[f], d.histOffset[f+1]
-			p, c := parentHist[lo:hi], smallHist[lo:hi]
-			c = c[:len(p)]
-			for b := range p {
-				p[b].g -= c[b].g
-				p[b].h -= c[b].h
-			}
-			if withN {
-				for b := range p {
-					p[b].n -= c[b].n
-				}
-			}
-		}
+		// findBest subtracts the small child's histogram from the parent's,
+		// feature by feature, as it searches.
 		g.leaves[large].hist = parentHist
-		g.leaves[large].best = g.findBest(&g.leaves[large], parentSkip)
+		g.leaves[large].best = g.findBest(&g.leaves[large], parentSkip, smallHist)
 	} else {
 		g.free = append(g.free, parentHist)
 	}
 	if smallOK {
 		g.leaves[small].hist = smallHist
-		g.leaves[small].best = g.findBest(&g.leaves[small], parentSkip)
+		g.leaves[small].best = g.findBest(&g.leaves[small], parentSkip, nil)
 	} else {
 		g.free = append(g.free, smallHist)
 	}
+}
+
+// subtractHist subtracts the bins c from p: gradient and hessian sums, and the counts
+// when withN.
+func subtractHist(p, c []hbin, withN bool) {
+	c = c[:len(p)]
+	for b := range p {
+		p[b].g -= c[b].g
+		p[b].h -= c[b].h
+	}
+	if withN {
+		for b := range p {
+			p[b].n -= c[b].n
+		}
+	}
+}
+
+// searchWorkers returns the number of goroutines for a split search (and histogram
+// subtraction) over all features: below about 16k bins in all the scan takes tens of
+// microseconds, less than starting goroutines costs; handing it to Fit's pool costs a
+// few microseconds, worth it from about a thousand bins.
+func (g *grower) searchWorkers() int {
+	limit := 1 << 14
+	if g.pool != nil {
+		limit = 1 << 10
+	}
+	if g.d.histOffset[g.d.nFeatures] < limit {
+		return 1
+	}
+	return g.cfg.NumThreads
 }
 
 // splittable reports whether leaf l may be split at all under the depth, data and
@@ -590,29 +604,28 @@ func (g *grower) release(li int) {
 	}
 }
 
-// fixHist sets the sums of each feature's most frequent bin (when not bin 0) to the
-// leaf's sums minus the other bins, as LightGBM's Dataset::FixHistogram does for a
-// histogram it built, so that the search sees LightGBM's roundings. Counts stay exact.
-func (g *grower) fixHist(l *leafState, hist []hbin) {
+// fixFeature sets the sums of feature f's most frequent bin (when not bin 0) in hist
+// to leaf l's sums minus the feature's other bins, as LightGBM's
+// Dataset::FixHistogram does for a histogram it built, so that the search sees
+// LightGBM's roundings. Counts stay exact. buildHist calls it for each feature it fills.
+func (g *grower) fixFeature(l *leafState, f int, hist []hbin) {
 	if !g.cfg.lightGBMCounts {
 		return
 	}
 	d := g.d
-	for _, f := range g.feats {
-		mf := d.feats[f].mostFreq
-		if mf == 0 {
-			continue
-		}
-		h := hist[d.histOffset[f]:d.histOffset[f+1]]
-		sg, sh := l.g, l.h
-		for b := range h {
-			if b != mf {
-				sg -= h[b].g
-				sh -= h[b].h
-			}
-		}
-		h[mf].g, h[mf].h = sg, sh
+	mf := d.feats[f].mostFreq
+	if mf == 0 {
+		return
 	}
+	h := hist[d.histOffset[f]:d.histOffset[f+1]]
+	sg, sh := l.g, l.h
+	for b := range h {
+		if b != mf {
+			sg -= h[b].g
+			sh -= h[b].h
+		}
+	}
+	h[mf].g, h[mf].h = sg, sh
 }
 
 // gradPair is the gradient and hessian of one row.
@@ -627,27 +640,29 @@ func (g *grower) buildHist(l *leafState, hist []hbin) {
 	rows := g.idx[l.begin:l.end]
 	all := g.identity && len(rows) == d.nRows
 	if g.constHess {
-		g.buildHistConstHess(rows, all, hist)
+		g.buildHistConstHess(l, rows, all, hist)
 		return
 	}
 	gh := g.gh[:len(rows)]
-	if all {
-		for k := range gh {
-			gh[k] = gradPair{g.grad[k], g.hess[k]}
-		}
-	} else {
-		for k, r := range rows {
-			gh[k] = gradPair{g.grad[r], g.hess[r]}
-		}
-	}
 	workers := g.histWorkers(len(rows))
+	g.rowChunks(len(rows), workers, func(lo, hi int) {
+		if all {
+			for k := lo; k < hi; k++ {
+				gh[k] = gradPair{g.grad[k], g.hess[k]}
+			}
+			return
+		}
+		for k, r := range rows[lo:hi] {
+			gh[lo+k] = gradPair{g.grad[r], g.hess[r]}
+		}
+	})
 	// Accumulate in 256-entry scratch histograms indexed by the byte bin (no bounds
 	// checks, integer counts), four features per pass over the rows, then copy the
 	// features' bins out. Each bin still adds its rows in order, as LightGBM's do. A
 	// shorter last group repeats its last feature into dropped scratch histograms.
 	const group = 4
 	nGroups := (len(g.feats) + group - 1) / group
-	parallelFor(nGroups, workers, func(w, i int) {
+	g.parallel(nGroups, workers, func(w, i int) {
 		var cols [group][]uint8
 		var fs [group]int
 		sc := (*[group][256]scratchBin)(g.scratch[group*w : group*w+group])
@@ -665,6 +680,7 @@ func (g *grower) buildHist(l *leafState, hist []hbin) {
 		for j := range group {
 			if group*i+j < len(g.feats) {
 				copyHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j])
+				g.fixFeature(l, fs[j], hist)
 			}
 		}
 	})
@@ -726,8 +742,6 @@ func copyHist(h []hbin, sc *[256]scratchBin) {
 	}
 }
 
-// accumulateAllGH adds gh[k] to the bins col1[k] of sc1 and col2[k] of sc2 for every
-// accumulateRowsGH adds gh[k] to the bins col1[rows[k]] of sc1 and col2[rows[k]] of
 // scratchBin is an entry of the scratch histograms of buildHist.
 type scratchBin struct {
 	g, h float64
@@ -745,11 +759,21 @@ type constScratchBin struct {
 // sure each has a scratch histogram.
 func (g *grower) histWorkers(n int) int {
 	workers := g.cfg.NumThreads
-	if n*len(g.feats) < 1<<16 {
+	// Below this many row-features a histogram takes tens of microseconds: less than
+	// starting goroutines costs, or a few times what handing work to the pool does.
+	limit := 1 << 16
+	if g.pool != nil {
+		limit = 1 << 14
+	}
+	if n*len(g.feats) < limit {
 		workers = 1
 	}
 	workers = max(1, min(workers, len(g.feats)))
-	for len(g.scratch) < 4*workers {
+	need := workers
+	if g.pool != nil {
+		need = max(need, g.pool.workers) // any pool goroutine may take a group
+	}
+	for len(g.scratch) < 4*need {
 		g.scratch = append(g.scratch, make([][256]scratchBin, 4)...)
 		g.cscratch = append(g.cscratch, make([][256]constScratchBin, 4)...)
 	}
@@ -758,24 +782,26 @@ func (g *grower) histWorkers(n int) int {
 
 // buildHistConstHess is buildHist when every hessian is the same: it accumulates
 // gradients and counts only, then sets each bin's hessian sum to count·hess[0].
-func (g *grower) buildHistConstHess(rows []int32, all bool, hist []hbin) {
+func (g *grower) buildHistConstHess(l *leafState, rows []int32, all bool, hist []hbin) {
 	d := g.d
 	og := g.og[:len(rows)]
-	if all {
-		copy(og, g.grad)
-	} else {
-		for k, r := range rows {
-			og[k] = g.grad[r]
-		}
-	}
 	hv := g.hess[0]
 	workers := g.histWorkers(len(rows))
+	g.rowChunks(len(rows), workers, func(lo, hi int) {
+		if all {
+			copy(og[lo:hi], g.grad[lo:hi])
+			return
+		}
+		for k, r := range rows[lo:hi] {
+			og[lo+k] = g.grad[r]
+		}
+	})
 	// Features go in fours, so that one pass over the rows loads each row index and
 	// gradient once for four histograms; a shorter last group repeats its last
 	// feature into scratch histograms that are then dropped.
 	const group = 4
 	nGroups := (len(g.feats) + group - 1) / group
-	parallelFor(nGroups, workers, func(w, i int) {
+	g.parallel(nGroups, workers, func(w, i int) {
 		var cols [group][]uint8
 		var fs [group]int
 		sc := (*[group][256]constScratchBin)(g.cscratch[group*w : group*w+group])
@@ -793,6 +819,7 @@ func (g *grower) buildHistConstHess(rows []int32, all bool, hist []hbin) {
 		for j := range group {
 			if group*i+j < len(g.feats) {
 				copyConstHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j], hv)
+				g.fixFeature(l, fs[j], hist)
 			}
 		}
 	})
@@ -848,7 +875,6 @@ func copyConstHist(h []hbin, sc *[256]constScratchBin, hv float64) {
 	}
 }
 
-// accumulateAll adds og[k] to the bin col[k] of sc for every row k; len(col) ==
 // findBest returns the best split of leaf l over the features in use. For each feature
 // it scans the value bins in order; when the leaf has missing values it tries them on
 // the right (including the split "all values left, NaN right") and on the left.
@@ -856,19 +882,23 @@ func copyConstHist(h []hbin, sc *[256]constScratchBin, hv float64) {
 // Features with no split of positive gain in the parent (skip; nil for the root) are
 // not searched, as in LightGBM's SerialTreeLearner::FindBestSplits; l.unsplittable
 // records the features without one in l.
-func (g *grower) findBest(l *leafState, skip []bool) splitInfo {
+//
+// When sub is not nil, l.hist is still its parent's histogram and sub its sibling's:
+// each feature's bins are first set to their difference (LightGBM's histogram
+// subtraction), in the same parallel pass as the search.
+func (g *grower) findBest(l *leafState, skip []bool, sub []hbin) splitInfo {
 	if cap(g.bests) < len(g.feats) {
 		g.bests = make([]splitInfo, len(g.feats))
 	}
 	bests := g.bests[:len(g.feats)]
 	l.unsplittable = make([]bool, len(g.feats))
-	// Below about 16k bins in all the scan takes tens of microseconds, less than
-	// starting goroutines is worth.
-	workers := g.cfg.NumThreads
-	if g.d.histOffset[g.d.nFeatures] < 1<<14 {
-		workers = 1
-	}
-	parallelFor(len(g.feats), workers, func(_, i int) {
+	// Fit's search estimates counts from hessians; only GrowTree's reads n.
+	withN := !g.cfg.lightGBMCounts
+	g.parallel(len(g.feats), g.searchWorkers(), func(_, i int) {
+		if sub != nil {
+			lo, hi := g.d.histOffset[g.feats[i]], g.d.histOffset[g.feats[i]+1]
+			subtractHist(l.hist[lo:hi], sub[lo:hi], withN)
+		}
 		if skip != nil && skip[i] {
 			bests[i] = splitInfo{gain: math.Inf(-1)}
 			l.unsplittable[i] = true

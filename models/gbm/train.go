@@ -344,7 +344,11 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 	for i := range score {
 		score[i] = init
 	}
-	rowsX := rowSource(x)
+	// Out-of-bag rows are scored by prediction, which needs the raw rows.
+	var rowsX func(int) []float64
+	if cfg.BaggingFreq > 0 && cfg.BaggingFraction < 1 {
+		rowsX = rowSource(x)
+	}
 	var vscore []float64
 	var vrows func(int) []float64
 	if valid != nil {
@@ -358,11 +362,13 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x9b5d_1f3a_6c27_e408))
 	grad, hess := make([]float64, n), make([]float64, n)
 	leafOf := make([]int32, n)
-	gr := &grower{d: d}
+	gr := &grower{d: d, pool: newWorkPool(tcfg.NumThreads)}
+	defer gr.pool.close()
 	inBag := make([]bool, n)
 	var bag []int
 	var trees []*Tree
 	bestLoss, bestIter := math.Inf(1), 0
+	cut := false // early stopping dropped the trees after the best round
 	for it := 0; it < cfg.NumIterations; it++ {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("gbm: fit stopped after %d of %d trees: %w", it, cfg.NumIterations, err)
@@ -424,6 +430,7 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 				bestLoss, bestIter = loss, it+1
 			} else if cfg.EarlyStoppingRound > 0 && it+1-bestIter >= cfg.EarlyStoppingRound {
 				trees = trees[:bestIter]
+				cut = true
 				break
 			}
 		}
@@ -435,6 +442,9 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 	m.featureInfos = d.featureInfos()
 	m.params = cfg.paramLines()
 	m.cfg = cfg
+	if !cut {
+		m.fitScore = score
+	}
 	return m, nil
 }
 
@@ -764,11 +774,26 @@ func softplus(z float64) float64 {
 	return math.Log1p(math.Exp(z))
 }
 
-// rowSource returns a function giving row i of x, a view when x lends its rows and a
-// copy otherwise (the copy is made once, up front).
+// rowSource returns a function giving row i of x: a view when x lends its rows, the
+// row gathered into a buffer (valid until the next call) when x lends its columns, and
+// otherwise a view of a copy of x made once, up front.
 func rowSource(x mat.Matrix) func(int) []float64 {
 	if rv, ok := x.(mat.RawRowViewer); ok {
 		return rv.RawRowView
+	}
+	if cv, ok := x.(mat.RawColViewer); ok {
+		_, c := x.Dims()
+		cols := make([][]float64, c)
+		for j := range cols {
+			cols[j] = cv.RawColView(j)
+		}
+		row := make([]float64, c)
+		return func(i int) []float64 {
+			for j, col := range cols {
+				row[j] = col[i]
+			}
+			return row
+		}
 	}
 	d := mat.DenseCopyOf(x)
 	return d.RawRowView

@@ -181,6 +181,15 @@ func rowMajor(x mat.Matrix) dense {
 		return dense{rows: g.Rows, cols: g.Cols, stride: g.Stride, data: g.Data}
 	}
 	data := make([]float64, r*c)
+	if cv, ok := x.(mat.RawColViewer); ok {
+		// A column-major matrix (the trainer's columnar.Matrix): copy column by column.
+		for j := range c {
+			for i, v := range cv.RawColView(j) {
+				data[i*c+j] = v
+			}
+		}
+		return dense{rows: r, cols: c, stride: c, data: data}
+	}
 	for i := range r {
 		for j := range c {
 			data[i*c+j] = x.At(i, j)

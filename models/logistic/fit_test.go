@@ -303,3 +303,47 @@ func TestFitErrors(t *testing.T) {
 		})
 	}
 }
+
+// columnView is a matrix that lends its columns (mat.RawColViewer) and not its rows,
+// as the trainer's columnar.Matrix does.
+type columnView struct {
+	cols [][]float64
+	n    int
+}
+
+func (v columnView) Dims() (int, int)           { return v.n, len(v.cols) }
+func (v columnView) At(i, j int) float64        { return v.cols[j][i] }
+func (v columnView) T() mat.Matrix              { return mat.Transpose{Matrix: v} }
+func (v columnView) RawColView(j int) []float64 { return v.cols[j] }
+
+// TestFitColumnMajor checks that a column-major matrix gives the model its rows give
+// as a *mat.Dense: the same numbers in the same order.
+func TestFitColumnMajor(t *testing.T) {
+	t.Parallel()
+	rnd := rand.New(rand.NewPCG(1, 1))
+	x, y := synthetic(rnd, 300, []float64{1, -0.5, 0, 0.25}, 0.3, 0.1)
+	n, d := x.Dims()
+	v := columnView{n: n}
+	for j := range d {
+		v.cols = append(v.cols, mat.Col(nil, j, x))
+	}
+	want, err := Fit(x, y, nil, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Fit(v, y, nil, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same numbers summed in the same order: equal up to rounding.
+	const sameOrderTol = 1e-12
+	wc, gc := want.Coefficients(), got.Coefficients()
+	for j := range wc {
+		if !scalar.EqualWithinAbsOrRel(gc[j].Value, wc[j].Value, sameOrderTol, sameOrderTol) {
+			t.Errorf("coefficient %s = %v from columns, want %v", wc[j].Name, gc[j].Value, wc[j].Value)
+		}
+	}
+	if !scalar.EqualWithinAbsOrRel(got.Intercept(), want.Intercept(), sameOrderTol, sameOrderTol) {
+		t.Errorf("intercept = %v from columns, want %v", got.Intercept(), want.Intercept())
+	}
+}
