@@ -20,6 +20,9 @@ import (
 // parquetBatch is the number of rows of a record batch.
 const parquetBatch = 64 << 10
 
+// maxPrealloc bounds the rows a column is allocated for before any is read.
+const maxPrealloc = 1 << 20
+
 // openParquet opens a Parquet file as an arrow file reader.
 func openParquet(path string) (*file.Reader, *pqarrow.FileReader, error) {
 	fh, err := os.Open(path)
@@ -32,7 +35,7 @@ func openParquet(path string) (*file.Reader, *pqarrow.FileReader, error) {
 		fh.Close()
 		return nil, nil, fmt.Errorf("columnar: reading %s: %w", path, err)
 	}
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: parquetBatch, Parallel: true}, mem)
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: parquetBatch}, mem)
 	if err != nil {
 		pr.Close()
 		return nil, nil, fmt.Errorf("columnar: reading %s: %w", path, err)
@@ -59,7 +62,18 @@ func parquetHeader(path string) ([]string, error) {
 }
 
 // readParquet reads the selected columns of a Parquet file batch by batch.
-func readParquet(ctx context.Context, path string, opt Options) (*Table, error) {
+//
+// arrow-go's Parquet reader panics on some corrupt files (a dictionary page without its
+// header, found by datasets' FuzzReadHistoryBinary), so columns are decoded on this
+// goroutine (no Parallel: a panic on one of the reader's goroutines cannot be recovered)
+// and a panic becomes an error naming the file. The row count of the file's metadata is
+// not trusted for allocation: columns start at most maxPrealloc rows long and grow.
+func readParquet(ctx context.Context, path string, opt Options) (t *Table, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			t, err = nil, fmt.Errorf("columnar: reading %s: corrupt Parquet file (%v): %w", path, p, ErrFormat)
+		}
+	}()
 	pr, fr, err := openParquet(path)
 	if err != nil {
 		return nil, err
@@ -78,7 +92,7 @@ func readParquet(ctx context.Context, path string, opt Options) (*Table, error) 
 		return nil, err
 	}
 	n := int(pr.NumRows())
-	t := &Table{Path: path, NRows: n}
+	t = &Table{Path: path, NRows: n}
 	var idx []int
 	dicts := []map[string]int{}
 	for j, s := range sel {
@@ -90,7 +104,7 @@ func readParquet(ctx context.Context, path string, opt Options) (*Table, error) 
 			return nil, fmt.Errorf("columnar: %s: column %q has type %s, want a number, bool or string: %w", path, f.Name, f.Type, ErrFormat)
 		}
 		idx = append(idx, j)
-		t.Columns = append(t.Columns, Column{Name: f.Name, Values: make([]float64, 0, n)})
+		t.Columns = append(t.Columns, Column{Name: f.Name, Values: make([]float64, 0, min(n, maxPrealloc))})
 		var d map[string]int
 		if stringType(f.Type) {
 			d = map[string]int{}
