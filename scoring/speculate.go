@@ -231,6 +231,10 @@ type Plan struct {
 // ErrInvalidQueue or ErrInvalidConfig for bad input: all probabilities must lie in
 // [0, 1] (NaN is rejected, nothing is clamped), times must be finite and sigmas
 // non-negative.
+//
+// Speculate may be called concurrently (with a FinishCache only as its doc says). It
+// recycles its working memory from one call to the next; the plan it returns shares
+// nothing with it or with q.
 func Speculate(q Queue, cfg Config) (*Plan, error) {
 	return SpeculateContext(context.Background(), q, cfg)
 }
