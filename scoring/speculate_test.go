@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sort"
 	"testing"
@@ -721,6 +722,57 @@ func TestSpeculateConcurrent(t *testing.T) {
 	for range queues {
 		if err := <-errs; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestSpeculateReusesNoState plans queues of different sizes, families, builds and
+// policies one after the other, twice: Speculate recycles its state between calls
+// (searchPool), so a call must give the same plan whatever the calls before it left.
+func TestSpeculateReusesNoState(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	type call struct {
+		q   Queue
+		cfg Config
+	}
+	var calls []call
+	for x := range 12 {
+		q := randomQueue(rng, 4+rng.IntN(20), 0.4)
+		if x%2 == 1 {
+			for j := range q.Changes {
+				q.Changes[j].BuildFamily = BuildLogNormal
+			}
+		}
+		// Builds on random paths: some running, some finished, so that the per-change
+		// maps of one call hold entries a later call must not see.
+		for range rng.IntN(2 * len(q.Changes)) {
+			j := rng.IntN(len(q.Changes))
+			var path []int
+			for _, c := range q.Conflicts {
+				if max(c.A, c.B) == j && rng.IntN(2) == 0 {
+					path = append(path, min(c.A, c.B))
+				}
+			}
+			q.Builds = append(q.Builds, Build{Change: j, Path: path, Status: BuildStatus(rng.IntN(3))})
+		}
+		pol := Policy(x % 3)
+		calls = append(calls, call{q, Config{Policy: pol, Capacity: 1 + rng.IntN(30), SpeculationThreshold: []float64{0, 0.05}[x%2], KeepMargin: []float64{0, 4}[x/6]}})
+	}
+	first := make([]*Plan, len(calls))
+	for k, c := range calls {
+		p, err := Speculate(c.q, c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first[k] = p
+	}
+	for k := len(calls) - 1; k >= 0; k-- {
+		p, err := Speculate(calls[k].q, calls[k].cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(p, first[k]) {
+			t.Errorf("call %d: plan differs when other calls ran before it:\n%+v\nwant\n%+v", k, p, first[k])
 		}
 	}
 }
