@@ -24,10 +24,12 @@ import (
 
 // abortedTable returns a build-time table of the aborted builds of ix's history with a
 // recorded duration (finite, >= 0), in submission order of their changes: the Y of a
-// row is a lower bound of its build's duration. Truth columns are kept as the complete
-// table keeps them.
+// row is a lower bound of its build's duration. Its rows end with the history's extra
+// attributes, as the complete table's do (ix.Schema), so that the two merge into one
+// design matrix. Truth columns are kept as the complete table keeps them.
 func abortedTable(ctx context.Context, ix *features.Index, h *datasets.History) (*features.Table, error) {
-	t := &features.Table{Schema: features.KindBuildTime.Schema(), Skipped: map[string]int{}}
+	t := &features.Table{Schema: ix.Schema(features.KindBuildTime), Skipped: map[string]int{}}
+	extra := ix.Extra()
 	change := make(map[string]int, len(h.Changes))
 	for i := range h.Changes {
 		change[h.Changes[i].ChangeID] = i
@@ -47,7 +49,7 @@ func abortedTable(ctx context.Context, ix *features.Index, h *datasets.History) 
 	})
 	mu, sigma := make([]float64, 0, len(rows)), make([]float64, 0, len(rows))
 	hasTruth := false
-	row := make([]float64, features.NBuildTime)
+	row := make([]float64, t.Schema.NFeatures())
 	for k, bi := range rows {
 		if k%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -57,7 +59,9 @@ func abortedTable(ctx context.Context, ix *features.Index, h *datasets.History) 
 		b := &h.Builds[bi]
 		ci := change[b.ChangeID]
 		c := &h.Changes[ci]
-		t.X = append(t.X, features.BuildTime(row, c, ix.Speculation(bi), ix.DevStats(ci), ix.Recent(ci))...)
+		features.BuildTime(row[:features.NBuildTime], c, ix.Speculation(bi), ix.DevStats(ci), ix.Recent(ci))
+		features.Extra(row[features.NBuildTime:], c, extra)
+		t.X = append(t.X, row...)
 		t.Y = append(t.Y, b.DurationS)
 		t.ChangeID = append(t.ChangeID, c.ChangeID)
 		t.BuildID = append(t.BuildID, b.BuildID)
@@ -84,6 +88,9 @@ func censoredDesign(t, a *features.Table) (x *mat.Dense, y []float64, cens []boo
 		return t.Dense(), slices.Clone(t.Y), nil, nil
 	}
 	nf := t.Schema.NFeatures()
+	if !slices.Equal(a.Schema.Names, t.Schema.Names) {
+		return nil, nil, nil, fmt.Errorf("training: the aborted build rows have %d columns, the build-time rows %d: their schemas differ", a.Schema.NFeatures(), nf)
+	}
 	n := t.NRows() + a.NRows()
 	x = mat.NewDense(n, nf, nil)
 	y = make([]float64, 0, n)
