@@ -30,33 +30,51 @@ const BoundsVersion = 2
 // ParamBounds are the closed intervals the boosted parameters of an NGBoost build-time
 // model are clipped to: Loc (the mean of Y for a Normal, of log Y for a LogNormal) and
 // LogScale (the log of the standard deviation of Y, or of log Y). The trainer sets them
-// to the range the model's own predictions span on the rows it was fitted on
-// (BoundsOf): trees cannot extrapolate, but the sum of leaves that no training row
+// to the range the model's own predictions span on the rows it was fitted on, without
+// the most extreme BoundsTrim of them (BoundsOf): trees cannot extrapolate, but the sum of leaves that no training row
 // reached together can, and an input outside the training range (a speculation height
 // of 60 when training saw 20) then gets a scale no training row had (issue 12: a 73-day
 // sigma). Clipped, no prediction is wider, narrower or further out than one the model
-// made for a row it learnt from.
+// made for all but the BoundsTrim most extreme of the rows it learnt from.
 type ParamBounds struct {
 	Loc      [2]float64 `json:"loc"`
 	LogScale [2]float64 `json:"log_scale"`
 }
 
-// BoundsOf returns the ParamBounds spanned by the parameters params (row-major pairs of
-// loc and log scale, as ngboost.Model.PredictParams gives them), ignoring non-finite
-// values. It returns false when no pair is finite.
+// BoundsTrim is the share of the training rows, at each end of each parameter's
+// range, whose predicted parameters BoundsOf leaves outside the bounds (at least one row
+// at each end once there are three). The base trees split down to single-row leaves (the
+// reference's min_samples_leaf=1), so a model can give one training row parameters of
+// its own: on brettwooldridge/HikariCP's BuildFast history, a failed build of 2 s
+// against a recent mean of 188 s, isolated by the source columns, got a log scale of 3.74
+// (sigma 42 in log seconds, an infinite mean), and bounds spanning every training row
+// let holdout rows falling into its leaves have it too (issue 12). A parameter that
+// fewer than 0.5% of the training rows reached is the model's fit to those rows, not a
+// range the repository's builds support.
+const BoundsTrim = 0.005
+
+// BoundsOf returns the ParamBounds of the parameters params (row-major pairs of loc and
+// log scale, as ngboost.Model.PredictParams gives them), ignoring the pairs with a
+// non-finite value: for each parameter, the range of its values without the
+// ceil(BoundsTrim·n) smallest and largest of the n finite pairs (none when n < 3, and
+// never all of them). It returns false when no pair is finite.
 func BoundsOf(params []float64) (ParamBounds, bool) {
-	b := ParamBounds{Loc: [2]float64{math.Inf(1), math.Inf(-1)}, LogScale: [2]float64{math.Inf(1), math.Inf(-1)}}
-	ok := false
+	var loc, ls []float64
 	for i := 0; i+1 < len(params); i += 2 {
 		l, s := params[i], params[i+1]
 		if math.IsNaN(l) || math.IsInf(l, 0) || math.IsNaN(s) || math.IsInf(s, 0) {
 			continue
 		}
-		ok = true
-		b.Loc = [2]float64{min(b.Loc[0], l), max(b.Loc[1], l)}
-		b.LogScale = [2]float64{min(b.LogScale[0], s), max(b.LogScale[1], s)}
+		loc, ls = append(loc, l), append(ls, s)
 	}
-	return b, ok
+	n := len(loc)
+	if n == 0 {
+		return ParamBounds{}, false
+	}
+	slices.Sort(loc)
+	slices.Sort(ls)
+	k := min(int(math.Ceil(BoundsTrim*float64(n))), (n-1)/2)
+	return ParamBounds{Loc: [2]float64{loc[k], loc[n-1-k]}, LogScale: [2]float64{ls[k], ls[n-1-k]}}, true
 }
 
 // clip returns p clipped to [lo, hi]; NaN stays NaN.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/floats/scalar"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/sqpredict/sqpredict/models/ngboost"
@@ -16,18 +17,57 @@ import (
 	"github.com/sqpredict/sqpredict/registry"
 )
 
-// TestBoundsOf checks the range of a hand-made parameter list, ignoring the non-finite
-// pairs.
+// TestBoundsOf checks the bounds of hand-made parameter lists: the range of the finite
+// pairs without the BoundsTrim share of them at each end, so that a parameter only one
+// row reached (a single-row leaf) is not a bound.
 func TestBoundsOf(t *testing.T) {
-	b, ok := modelset.BoundsOf([]float64{1, -2, 3, 0.5, math.NaN(), 9, -1, math.Inf(1), 2, -3})
-	want := modelset.ParamBounds{Loc: [2]float64{1, 3}, LogScale: [2]float64{-3, 0.5}}
-	if !ok || b != want {
-		t.Errorf("BoundsOf = %+v, %v; want %+v", b, ok, want)
+	// bulk returns n pairs with locs 0..1 and log scales -2..-1 in steps, then extra.
+	bulk := func(n int, extra ...float64) []float64 {
+		p := make([]float64, 0, 2*n+len(extra))
+		for i := range n {
+			f := float64(i) / float64(n-1)
+			p = append(p, f, -2+f)
+		}
+		return append(p, extra...)
 	}
-	if _, ok := modelset.BoundsOf([]float64{math.NaN(), 1}); ok {
-		t.Error("BoundsOf of no finite pair: ok")
+	for _, tc := range []struct {
+		name   string
+		params []float64
+		want   modelset.ParamBounds
+		ok     bool
+	}{
+		{"two pairs: the whole range", []float64{1, -2, 3, 0.5}, modelset.ParamBounds{Loc: [2]float64{1, 3}, LogScale: [2]float64{-2, 0.5}}, true},
+		{"non-finite pairs ignored, one trimmed at each end of four", []float64{1, -2, 3, 0.5, math.NaN(), 9, -1, math.Inf(1), 2, -3, 5, 7},
+			modelset.ParamBounds{Loc: [2]float64{2, 3}, LogScale: [2]float64{-2, 0.5}}, true},
+		// Issue 12: one training row of 1,000 (a 2 s failed build isolated by the source
+		// columns) got a log scale of 3.74 and a location of -1.1; the bounds keep the
+		// 1,000 - 2·5 middle values of each parameter.
+		{"one isolated row of 1000", bulk(999, -1.1, 3.74),
+			modelset.ParamBounds{Loc: [2]float64{4.0 / 998, 993.0 / 998}, LogScale: [2]float64{-2 + 5.0/998, -2 + 994.0/998}}, true},
+		{"no finite pair", []float64{math.NaN(), 1}, modelset.ParamBounds{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, ok := modelset.BoundsOf(tc.params)
+			if ok != tc.ok {
+				t.Fatalf("BoundsOf ok = %v, want %v", ok, tc.ok)
+			}
+			if !ok {
+				return
+			}
+			for k, pair := range [][2][2]float64{{b.Loc, tc.want.Loc}, {b.LogScale, tc.want.LogScale}} {
+				for e := range 2 {
+					if !scalar.EqualWithinAbsOrRel(pair[0][e], pair[1][e], boundsTol, boundsTol) {
+						t.Errorf("BoundsOf parameter %d end %d = %v, want %v (bounds %+v)", k, e, pair[0][e], pair[1][e], b)
+					}
+				}
+			}
+		})
 	}
 }
+
+// boundsTol is the tolerance of TestBoundsOf: its bounds are inputs picked out, but the
+// expected values are written as fractions.
+const boundsTol = 1e-12
 
 // TestBadBounds plants bounds files that a loader must refuse, naming the file: a
 // reversed interval, a model the bundle lacks and a foreign format version.

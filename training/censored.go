@@ -25,10 +25,11 @@ import (
 // abortedTable returns a build-time table of the aborted builds of ix's history with a
 // recorded duration (finite, >= 0), in submission order of their changes: the Y of a
 // row is a lower bound of its build's duration. Its rows end with the history's extra
-// attributes, as the complete table's do; truth columns are kept as it keeps them.
+// attributes, as the complete table's do (ix.Schema), so that the two merge into one
+// design matrix. Truth columns are kept as the complete table keeps them.
 func abortedTable(ctx context.Context, ix *features.Index, h *datasets.History) (*features.Table, error) {
-	extra := ix.Extra()
 	t := &features.Table{Schema: ix.Schema(features.KindBuildTime), Skipped: map[string]int{}}
+	extra := ix.Extra()
 	change := make(map[string]int, len(h.Changes))
 	for i := range h.Changes {
 		change[h.Changes[i].ChangeID] = i
@@ -48,7 +49,7 @@ func abortedTable(ctx context.Context, ix *features.Index, h *datasets.History) 
 	})
 	mu, sigma := make([]float64, 0, len(rows)), make([]float64, 0, len(rows))
 	hasTruth := false
-	row := make([]float64, features.NBuildTime+len(extra))
+	row := make([]float64, t.Schema.NFeatures())
 	for k, bi := range rows {
 		if k%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -87,6 +88,9 @@ func censoredDesign(t, a *features.Table) (x *mat.Dense, y []float64, cens []boo
 		return t.Dense(), slices.Clone(t.Y), nil, nil
 	}
 	nf := t.Schema.NFeatures()
+	if !slices.Equal(a.Schema.Names, t.Schema.Names) {
+		return nil, nil, nil, fmt.Errorf("training: the aborted build rows have %d columns, the build-time rows %d: their schemas differ", a.Schema.NFeatures(), nf)
+	}
 	n := t.NRows() + a.NRows()
 	x = mat.NewDense(n, nf, nil)
 	y = make([]float64, 0, n)

@@ -3,6 +3,7 @@ package training
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -57,9 +58,34 @@ func TestCensoredDesign(t *testing.T) {
 // TestAbortedTable checks the aborted rows of the test history's window: one per
 // aborted build with a duration whose change was submitted in the window and which
 // finished before its end, with its duration as the target (at least MinDuration) and
-// the features a build-time row of it would have.
+// the features a build-time row of it would have, the history's extra attributes
+// included: without them, a history with both extra attributes and aborted builds made
+// censoredDesign panic (the merge of issue 12's items 3 and 4; bundleload's
+// TestExtraAttributes).
 func TestAbortedTable(t *testing.T) {
-	h := testHistory(t)
+	withExtra := cloneHistory(testHistory(t))
+	withExtra.Extra = []string{"signal"}
+	for i := range withExtra.Changes {
+		v := float64(i % 5)
+		if i%7 == 3 {
+			v = math.NaN()
+		}
+		withExtra.Changes[i].Extra = datasets.Extra{Names: withExtra.Extra, Values: []float64{v}}
+	}
+	for _, tc := range []struct {
+		name string
+		h    *datasets.History
+	}{{"no extra attributes", testHistory(t)}, {"an extra attribute", withExtra}} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkAbortedTable(t, tc.h)
+		})
+	}
+}
+
+// checkAbortedTable checks the aborted table of h's window (see TestAbortedTable), and
+// that the LogNormal champion fits it with the complete rows.
+func checkAbortedTable(t *testing.T, h *datasets.History) {
+	t.Helper()
 	to, from := testAsOf, testAsOf.Add(-7*24*time.Hour)
 	k := knownBefore(h, h.Changes[0].Repo, to)
 	ix, err := features.NewIndex(context.Background(), k.h)
@@ -83,11 +109,14 @@ func TestAbortedTable(t *testing.T) {
 	if want == 0 || a.NRows() != want {
 		t.Fatalf("%d aborted rows, want %d (every aborted build of the window) and some", a.NRows(), want)
 	}
+	if !slices.Equal(a.Schema.Names, all.buildtime.Schema.Names) {
+		t.Fatalf("aborted columns %d, build-time columns %d: want the same schema", a.Schema.NFeatures(), all.buildtime.Schema.NFeatures())
+	}
 	changes := map[string]int{}
 	for i := range k.h.Changes {
 		changes[k.h.Changes[i].ChangeID] = i
 	}
-	row := make([]float64, features.NBuildTime)
+	row := make([]float64, a.Schema.NFeatures())
 	for r := range a.NRows() {
 		bi := byID[a.BuildID[r]]
 		b := &k.h.Builds[bi]
@@ -95,12 +124,19 @@ func TestAbortedTable(t *testing.T) {
 		if a.Y[r] != max(b.DurationS, MinDuration) || r > 0 && a.SubmittedAt[r].Before(a.SubmittedAt[r-1]) {
 			t.Fatalf("aborted row %d: target %v (build %v s), submitted %v after %v", r, a.Y[r], b.DurationS, a.SubmittedAt[r], a.SubmittedAt[max(r-1, 0)])
 		}
-		features.BuildTime(row, &k.h.Changes[ci], ix.Speculation(bi), ix.DevStats(ci), ix.Recent(ci))
+		features.BuildTime(row[:features.NBuildTime], &k.h.Changes[ci], ix.Speculation(bi), ix.DevStats(ci), ix.Recent(ci))
+		for e, n := range h.Extra {
+			row[features.NBuildTime+e] = k.h.Changes[ci].Extra.Get(n)
+		}
 		for j, v := range row {
 			if got := a.Row(r)[j]; got != v && !(math.IsNaN(got) && math.IsNaN(v)) {
 				t.Fatalf("aborted row %d feature %s = %v, want %v", r, a.Schema.Names[j], got, v)
 			}
 		}
+	}
+	cfg := testConfig()
+	if _, err := fitBuildTimeChampion(context.Background(), all.buildtime, a, &cfg); err != nil {
+		t.Fatalf("fitting the champion with the aborted rows: %v", err)
 	}
 }
 

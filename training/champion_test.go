@@ -43,7 +43,7 @@ func TestLogNormalChampion(t *testing.T) {
 		t.Errorf("champions = %q", modelset.ChampionsText(m))
 	}
 
-	// Bounds: exactly the range of each model's parameters on its training rows.
+	// Bounds: BoundsOf of each model's parameters on its training rows.
 	all, _, err := historyTables(context.Background(), h, EvalOptions{To: testAsOf, From: res.Window.From})
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +120,43 @@ func TestSigmaBounded(t *testing.T) {
 		}
 		if sdMax > 30*24*3600 {
 			t.Errorf("%s: the widest bounded sigma is %v days", bt.Name(), sdMax/86400)
+		}
+	}
+}
+
+// TestSigmaBoundedIsolatedRow is issue 12's brettwooldridge/HikariCP failure in small:
+// among 800 builds whose durations are LogNormal around the recent mean (log scale of
+// the ratio about 0.22: noise 0.2 on the duration, 0.1 on the mean), one failed after
+// 2 s. The trees isolate it on its noise features and give it a log scale above 5 (the
+// real history: 3.74, an infinite mean); bounds spanning every training row then let a
+// row landing in its leaves (here the same row predicted again, as a holdout row would
+// be) be served that scale. The served log scale of every row must stay at or below 0
+// (sigma 1, 4.5 times the truth's), with a finite mean.
+func TestSigmaBoundedIsolatedRow(t *testing.T) {
+	const (
+		outlier  = 300
+		maxScale = 1.0 // sigma of log seconds; the truth's is 0.22
+	)
+	ctx := context.Background()
+	cfg := testConfig()
+	for seed := uint64(1); seed <= 3; seed++ {
+		tb := levelShiftTable(800, 1, seed)
+		tb.Y[outlier] = 2
+		m, err := fitNGBoost(ctx, tb, nil, ngboost.LogNormal, &cfg, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := tb.Dense()
+		if raw := m.Model.PredictParams(nil, x); !(raw[2*outlier+1] > 5) {
+			t.Fatalf("seed %d: the unclipped log scale of the 2 s row is %v, want above 5 (the trees isolating it)", seed, raw[2*outlier+1])
+		}
+		if s := math.Exp(m.Bounds.LogScale[1]); s > maxScale {
+			t.Errorf("seed %d: bounds %+v allow sigma %v, want at most %v", seed, *m.Bounds, s, maxScale)
+		}
+		for i, d := range m.PredictDist(x) {
+			if d.Scale > maxScale || math.IsInf(d.Mean(), 0) || math.IsNaN(d.Mean()) {
+				t.Fatalf("seed %d row %d: served LogNormal(%v, %v), mean %v s; want sigma at most %v and a finite mean", seed, i, d.Loc, d.Scale, d.Mean(), maxScale)
+			}
 		}
 	}
 }

@@ -22,7 +22,8 @@
 // fails the champions.
 //
 // Both NGBoost models have their parameters clipped to the range their predictions span
-// on their training rows (modelset.ParamBounds, written to buildtime.bounds.json), and
+// on their training rows without the most extreme 0.5% at each end (modelset.BoundsOf,
+// modelset.ParamBounds, written to buildtime.bounds.json), and
 // build durations below MinDuration (1 s) are raised to it in every build-time table.
 // Both also fit the aborted builds of their rows as right-censored durations (they ran
 // at least duration_s; censored.go, ngboost.FitCensored), unless

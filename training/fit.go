@@ -177,8 +177,8 @@ func fitLogisticC(ctx context.Context, t *features.Table, p LogisticParams, clip
 
 // fitNGBoost fits an NGBoost of family fam on the build-time table t, with the aborted
 // builds a as right-censored rows (nil, or cfg.BuildTime.DropAborted, for none), and
-// bounds its parameters to the range its predictions span on those rows
-// (modelset.ParamBounds). With relative (a LogNormal only) it fits the durations
+// bounds its parameters to the range its predictions span on those rows, without the
+// most extreme modelset.BoundsTrim of them (modelset.BoundsOf). With relative (a LogNormal only) it fits the durations
 // divided by each row's recent mean (modelset.Relative, with the geometric mean of t's
 // durations as the fallback), and the bounds are those of the relative location.
 func fitNGBoost(ctx context.Context, t, a *features.Table, fam ngboost.Family, cfg *Config, relative bool) (*modelset.BuildTimeModel, error) {
