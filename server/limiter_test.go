@@ -96,7 +96,8 @@ func TestLimiterSheds(t *testing.T) {
 	if !retry || !quota {
 		t.Errorf("shed status details %v, want a RetryInfo of %v and a QuotaFailure naming %s", status.Convert(err).Details(), server.ShedRetryDelay, server.LimitMaxInflight)
 	}
-	// Another method has its own slots: it is not shed (and is unimplemented here).
+	// Another method has its own slots: it is not shed. The test server registers
+	// only PredictBuildTime, so PredictSuccess reaches gRPC's Unimplemented answer.
 	if _, err := c.PredictSuccess(ctx, &pb.PredictSuccessRequest{}); status.Code(err) != codes.Unimplemented {
 		t.Errorf("PredictSuccess with PredictBuildTime full = %v, want Unimplemented", err)
 	}

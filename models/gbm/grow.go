@@ -660,15 +660,11 @@ func (g *grower) buildHist(l *leafState, hist []hbin) {
 	// checks, integer counts), four features per pass over the rows, then copy the
 	// features' bins out. Each bin still adds its rows in order, as LightGBM's do. A
 	// shorter last group repeats its last feature into dropped scratch histograms.
-	const group = 4
 	nGroups := (len(g.feats) + group - 1) / group
 	g.parallel(nGroups, workers, func(w, i int) {
-		var cols [group][]uint8
-		var fs [group]int
+		fs, cols := g.featureGroup(d, i)
 		sc := (*[group][256]scratchBin)(g.scratch[group*w : group*w+group])
 		for j := range group {
-			fs[j] = g.feats[min(group*i+j, len(g.feats)-1)]
-			cols[j] = d.bins[fs[j]*d.nRows : (fs[j]+1)*d.nRows]
 			clear(sc[j][:d.feats[fs[j]].nBins()])
 		}
 		if all {
@@ -799,15 +795,11 @@ func (g *grower) buildHistConstHess(l *leafState, rows []int32, all bool, hist [
 	// Features go in fours, so that one pass over the rows loads each row index and
 	// gradient once for four histograms; a shorter last group repeats its last
 	// feature into scratch histograms that are then dropped.
-	const group = 4
 	nGroups := (len(g.feats) + group - 1) / group
 	g.parallel(nGroups, workers, func(w, i int) {
-		var cols [group][]uint8
-		var fs [group]int
+		fs, cols := g.featureGroup(d, i)
 		sc := (*[group][256]constScratchBin)(g.cscratch[group*w : group*w+group])
 		for j := range group {
-			fs[j] = g.feats[min(group*i+j, len(g.feats)-1)]
-			cols[j] = d.bins[fs[j]*d.nRows : (fs[j]+1)*d.nRows]
 			clear(sc[j][:d.feats[fs[j]].nBins()])
 		}
 		if all {
@@ -917,4 +909,18 @@ func (g *grower) findBest(l *leafState, skip []bool, sub []hbin) splitInfo {
 		}
 	}
 	return best
+}
+
+// group is the number of features whose histograms one pass over a leaf's rows builds.
+const group = 4
+
+// featureGroup returns the features of group i of the grower's features, four at a
+// time, and their bin columns; a shorter last group repeats its last feature, whose
+// extra histograms the caller drops.
+func (g *grower) featureGroup(d *Dataset, i int) (fs [group]int, cols [group][]uint8) {
+	for j := range group {
+		fs[j] = g.feats[min(group*i+j, len(g.feats)-1)]
+		cols[j] = d.bins[fs[j]*d.nRows : (fs[j]+1)*d.nRows]
+	}
+	return fs, cols
 }
