@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/sqpredict/sqpredict/internal/arrowmeta"
 	"github.com/sqpredict/sqpredict/internal/atomicfile"
 )
 
@@ -94,9 +95,14 @@ type scanner struct {
 	batch  func(b *batch) error
 	badRow func(row, line int, err error) error
 	// sizeHint, when not nil, is told the number of rows when the file says it
-	// (Parquet, Arrow) before the first batch.
+	// (Parquet, Arrow) before the first batch, at most maxSizeHint: a damaged file
+	// may claim any count.
 	sizeHint func(rows int)
 }
+
+// maxSizeHint bounds the rows a scanner's sizeHint is told of: what is allocated
+// before any row is read.
+const maxSizeHint = 1 << 20
 
 func (s *scanner) scan(ctx context.Context) error {
 	f, err := formatOf(s.path)
@@ -236,8 +242,10 @@ func (s *scanner) record(rec arrow.RecordBatch, start int) error {
 // scanArrow reads an Arrow IPC file. The file's frame (magic bytes at both ends, a
 // footer that fits) is checked before the file is read, so garbage is refused without
 // reading it; arrow-go's IPC reader panics on some damaged footers (found by
-// FuzzReadHistoryBinary), and such a panic becomes an error naming the file; every
-// column's buffers are validated (offsets, UTF-8) before a value is read.
+// FuzzReadHistoryBinary), and such a panic becomes an error naming the file; the
+// footer's and messages' flatbuffers are checked before arrow-go reads them
+// (internal/arrowmeta: it allocates by their counts, and running out of memory is
+// fatal); every column's buffers are validated (offsets, UTF-8) before a value is read.
 func (s *scanner) scanArrow(ctx context.Context) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -252,6 +260,9 @@ func (s *scanner) scanArrow(ctx context.Context) (err error) {
 	data, err := os.ReadFile(s.path)
 	if err != nil {
 		return fmt.Errorf("datasets: %w", err)
+	}
+	if err := arrowmeta.CheckFile(data); err != nil {
+		return fmt.Errorf("datasets: reading %s: %w: %w", s.path, ErrInvalidValue, err)
 	}
 	r, err := ipc.NewMappedFileReader(data, ipc.WithAllocator(s.mem))
 	if err != nil {
@@ -273,7 +284,7 @@ func (s *scanner) scanArrow(ctx context.Context) (err error) {
 			n += int(rec.NumRows())
 			rec.Release()
 		}
-		s.sizeHint(n)
+		s.sizeHint(min(n, maxSizeHint))
 	}
 	start := 0
 	for i := range r.NumRecords() {
@@ -298,7 +309,9 @@ func (s *scanner) scanArrow(ctx context.Context) (err error) {
 // on some corrupt files (a dictionary page without its header, found by
 // FuzzReadHistoryBinary), so the columns are decoded on this goroutine (Parallel off: a
 // panic on one of the reader's own goroutines could not be recovered) and a panic
-// becomes an error naming the file, as any other damage does.
+// becomes an error naming the file, as any other damage does. The Arrow schema the file
+// stores is checked first (internal/arrowmeta): a damaged one makes arrow-go allocate
+// by its counts, a fatal error.
 func (s *scanner) scanParquet(ctx context.Context) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -315,6 +328,11 @@ func (s *scanner) scanParquet(ctx context.Context) (err error) {
 		return fmt.Errorf("datasets: reading %s: %w", s.path, err)
 	}
 	defer pr.Close()
+	if v := pr.MetaData().KeyValueMetadata().FindValue(arrowmeta.StoredSchemaKey); v != nil {
+		if err := arrowmeta.CheckStoredSchema(*v); err != nil {
+			return fmt.Errorf("datasets: reading %s: %w: %w", s.path, ErrInvalidValue, err)
+		}
+	}
 	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: batchRows, PreAllocBinaryData: true}, s.mem)
 	if err != nil {
 		return fmt.Errorf("datasets: reading %s: %w", s.path, err)
@@ -327,7 +345,7 @@ func (s *scanner) scanParquet(ctx context.Context) (err error) {
 		return err
 	}
 	if s.sizeHint != nil {
-		s.sizeHint(int(pr.NumRows()))
+		s.sizeHint(int(min(pr.NumRows(), maxSizeHint)))
 	}
 	rr, err := fr.GetRecordReader(ctx, nil, nil)
 	if err != nil {

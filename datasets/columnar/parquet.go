@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/sqpredict/sqpredict/internal/arrowmeta"
 )
 
 // parquetBatch is the number of rows of a record batch.
@@ -34,6 +36,12 @@ func openParquet(path string) (*file.Reader, *pqarrow.FileReader, error) {
 	if err != nil {
 		fh.Close()
 		return nil, nil, fmt.Errorf("columnar: reading %s: %w", path, err)
+	}
+	if v := pr.MetaData().KeyValueMetadata().FindValue(arrowmeta.StoredSchemaKey); v != nil {
+		if err := arrowmeta.CheckStoredSchema(*v); err != nil {
+			pr.Close()
+			return nil, nil, fmt.Errorf("columnar: reading %s: %w", path, err)
+		}
 	}
 	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: parquetBatch}, mem)
 	if err != nil {
