@@ -33,7 +33,8 @@
 //
 // Columns are written in the schema order. In Parquet and Arrow files every column is
 // nullable: numbers are float64 (reading accepts any integer, float or bool column),
-// strings utf8, times timestamp[us, UTC], flags bool, lists list<utf8>. CSV files have a
+// strings utf8 (reading also accepts large_utf8, string views and dictionary-encoded
+// strings, pandas' categoricals), times timestamp[us, UTC], flags bool, lists list<utf8>. CSV files have a
 // header row; times are RFC 3339 in UTC (with a fraction only when there is one), numbers
 // the shortest form that parses back to the same float64, flags true or false, lists
 // joined with ";". An empty CSV cell is a missing value; a list known to be empty

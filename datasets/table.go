@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -264,7 +265,15 @@ func (s *scanner) scanArrow(ctx context.Context) (err error) {
 	if err := arrowmeta.CheckFile(data); err != nil {
 		return fmt.Errorf("datasets: reading %s: %w: %w", s.path, ErrInvalidValue, err)
 	}
-	r, err := ipc.NewMappedFileReader(data, ipc.WithAllocator(s.mem))
+	// arrow-go v18.8.0's mapped reader has no dictionary memo and panics on a
+	// dictionary ("assignment to entry in nil map"): its plain reader, which copies
+	// each buffer, reads such files.
+	var r *ipc.FileReader
+	if arrowmeta.HasDictionary(data) {
+		r, err = ipc.NewFileReader(bytes.NewReader(data), ipc.WithAllocator(s.mem))
+	} else {
+		r, err = ipc.NewMappedFileReader(data, ipc.WithAllocator(s.mem))
+	}
 	if err != nil {
 		return fmt.Errorf("datasets: reading %s: %w", s.path, err)
 	}
@@ -528,21 +537,42 @@ func (c *arrowCells) prepare(k kind) error {
 }
 
 func isStringType(a arrow.Array) bool {
-	switch a.(type) {
-	case *array.String, *array.LargeString:
+	switch a := a.(type) {
+	case *array.String, *array.LargeString, *array.StringView:
 		return true
+	case *array.Dictionary:
+		// pandas' categorical columns, through pyarrow.
+		return isStringType(a.Dictionary())
 	}
 	return false
 }
 
 // stringValues copies the values of a string array into Go strings, all sharing one
-// allocation; nil when a is not a string array. A null reads as "".
+// allocation where the array's layout allows; nil when a is not a string array. A null
+// reads as "". A dictionary-encoded column reads as its values.
 func stringValues(a arrow.Array) []string {
 	switch s := a.(type) {
 	case *array.String:
 		return substrings(string(s.ValueBytes()), s.ValueOffsets())
 	case *array.LargeString:
 		return substrings(string(s.ValueBytes()), s.ValueOffsets())
+	case *array.StringView:
+		out := make([]string, s.Len())
+		for i := range out {
+			if s.IsValid(i) {
+				out[i] = strings.Clone(s.Value(i))
+			}
+		}
+		return out
+	case *array.Dictionary:
+		dict := stringValues(s.Dictionary())
+		out := make([]string, s.Len())
+		for i := range out {
+			if s.IsValid(i) {
+				out[i] = dict[s.GetValueIndex(i)]
+			}
+		}
+		return out
 	}
 	return nil
 }

@@ -18,7 +18,8 @@
 // # Parquet
 //
 // Integer, float and bool columns become numeric columns (bool 0 or 1, null NaN);
-// string columns become text columns; other types are an error naming the column.
+// string columns (utf8, large_utf8, string views, and dictionary-encoded strings: pandas'
+// categoricals) become text columns; other types are an error naming the column.
 // Parquet row groups are decoded in parallel by arrow-go and converted batch by batch.
 //
 // Arrow types do not leave this package (they stay inside datasets, as the house style

@@ -163,18 +163,43 @@ func numericType(t arrow.DataType) bool {
 	return false
 }
 
-// stringType reports whether columns of type t read as text.
+// stringType reports whether columns of type t read as text: strings, string views,
+// and dictionary-encoded strings (pandas' categorical columns, through pyarrow).
 func stringType(t arrow.DataType) bool {
-	return t.ID() == arrow.STRING || t.ID() == arrow.LARGE_STRING
+	switch t := t.(type) {
+	case *arrow.DictionaryType:
+		return stringType(t.ValueType)
+	}
+	switch t.ID() {
+	case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+		return true
+	}
+	return false
+}
+
+// textValue returns the function that reads element i of a text array (stringType),
+// nil for any other array.
+func textValue(arr arrow.Array) func(i int) string {
+	type strArr interface{ Value(int) string }
+	if dict, ok := arr.(*array.Dictionary); ok {
+		values := textValue(dict.Dictionary())
+		if values == nil {
+			return nil
+		}
+		return func(i int) string { return values(dict.GetValueIndex(i)) }
+	}
+	if sa, ok := arr.(strArr); ok {
+		return sa.Value
+	}
+	return nil
 }
 
 // appendArrow appends the values of arr to c: numbers, or codes in d for text.
 func appendArrow(c *Column, d map[string]int, arr arrow.Array, row0 int) error {
 	n := arr.Len()
 	if d != nil {
-		type strArr interface{ Value(int) string }
-		sa, ok := arr.(strArr)
-		if !ok {
+		value := textValue(arr)
+		if value == nil {
 			return fmt.Errorf("unexpected array %T", arr)
 		}
 		for i := range n {
@@ -182,7 +207,7 @@ func appendArrow(c *Column, d map[string]int, arr arrow.Array, row0 int) error {
 				c.Values = append(c.Values, math.NaN())
 				continue
 			}
-			s := sa.Value(i)
+			s := value(i)
 			if c.firstText.text == "" {
 				if _, err := strconv.ParseFloat(s, 64); err != nil && s != "" {
 					c.firstText.row, c.firstText.text = row0+i, s

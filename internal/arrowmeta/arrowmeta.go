@@ -105,6 +105,34 @@ func CheckFile(data []byte) error {
 	return nil
 }
 
+// HasDictionary reports whether the schema in the footer of the Arrow IPC file data has
+// a dictionary-encoded field at any depth. data must have passed CheckFile.
+func HasDictionary(data []byte) bool {
+	const tail = 4 + 6
+	footerLen := int(int32(binary.LittleEndian.Uint32(data[len(data)-tail:])))
+	b := fb{buf: data[len(data)-tail-footerLen : len(data)-tail]}
+	footer, err := b.root()
+	if err != nil {
+		return false
+	}
+	s, ok, err := b.subtable(footer, 1)
+	if err != nil || !ok {
+		return false
+	}
+	var walk func(t table, k int) bool
+	walk = func(t table, k int) bool {
+		found := false
+		_ = b.tables(t, k, func(f table) error {
+			if _, ok, _ := b.subtable(f, 4); ok || walk(f, 5) {
+				found = true
+			}
+			return nil
+		})
+		return found
+	}
+	return walk(s, 1)
+}
+
 // CheckStoredSchema checks the value of a Parquet file's "ARROW:schema" key-value
 // metadata: base64 (padded or not, as arrow-go decodes it) of an encapsulated IPC
 // message holding the schema.

@@ -231,3 +231,34 @@ func TestEveryDamagedWordRefusedOrHarmless(t *testing.T) {
 		}
 	}
 }
+
+// TestHasDictionary: the test file has a dictionary-encoded field; the same schema
+// without it has none, and a dictionary nested in a struct is found.
+func TestHasDictionary(t *testing.T) {
+	if !HasDictionary(testFile(t)) {
+		t.Error("HasDictionary misses the dictionary field of the test file")
+	}
+	write := func(fields ...arrow.Field) []byte {
+		var buf bytes.Buffer
+		w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(arrow.NewSchema(fields, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckFile(buf.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	plain := testSchema().Fields()[:6]
+	if HasDictionary(write(plain...)) {
+		t.Error("HasDictionary finds a dictionary in a schema without one")
+	}
+	dict := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	nested := arrow.Field{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "d", Type: dict})}
+	if !HasDictionary(write(append(plain, nested)...)) {
+		t.Error("HasDictionary misses a dictionary inside a struct")
+	}
+}
