@@ -70,7 +70,11 @@ func TestSelectC(t *testing.T) {
 		tb         *features.Table
 		minC, maxC float64
 	}{
-		{"noise", randSuccessTable(300, 1, 0, 1), 0, 0.01},
+		// repo_last_failed, unpenalised (the anchored form), is a 0/1 column as in
+		// real tables; here it is noise like the labels. The bound is 0.03, not 0.01 as
+		// in the plain form: the validation losses of 0.01 and 0.03 differ by 0.001 on
+		// these 60 rows, and 0.03 is still far below the signal case's 0.1.
+		{"noise", binaryLastFailed(randSuccessTable(300, 1, 0, 1), 4), 0, 0.03},
 		{"signal", randSuccessTable(2000, 0.5, 3, 2), 0.1, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,6 +84,10 @@ func TestSelectC(t *testing.T) {
 			}
 			if sel.Folds != innerFolds || !slices.Equal(sel.Grid, LogisticCGrid) || len(sel.Losses) != len(LogisticCGrid) || len(sel.LossesRaw) != len(LogisticCGrid) {
 				t.Fatalf("SelectC = %+v, want %d folds over the grid", sel, innerFolds)
+			}
+			anchor := anchorColumns(tc.tb)
+			if len(anchor) != 1 || tc.tb.Schema.Names[anchor[0]] != "repo_last_failed" || !slices.Equal(sel.Unpenalized, anchor) {
+				t.Fatalf("SelectC of a success table left %v unpenalised, want the column of repo_last_failed", sel.Unpenalized)
 			}
 			cuts := innerFoldCuts(tc.tb.NRows(), innerFolds)
 			chosen := sel.LossesRaw[slices.Index(LogisticCGrid, sel.C)]
@@ -91,11 +99,11 @@ func TestSelectC(t *testing.T) {
 				var n int
 				for _, cut := range cuts {
 					fit, valid := tc.tb.Slice(0, cut[0]), tc.tb.Slice(cut[0], cut[1])
-					m, err := logistic.Fit(fit.Dense(), fit.Y, nil, logistic.Config{C: c})
+					m, err := logistic.Fit(fit.Dense(), fit.Y, nil, logistic.Config{C: c, Unpenalized: anchor})
 					if err != nil {
 						t.Fatal(err)
 					}
-					mc, err := logistic.Fit(fit.Dense(), fit.Y, nil, logistic.Config{C: c, ClipToTrainingRange: true})
+					mc, err := logistic.Fit(fit.Dense(), fit.Y, nil, logistic.Config{C: c, ClipToTrainingRange: true, Unpenalized: anchor})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -121,12 +129,12 @@ func TestSelectC(t *testing.T) {
 				t.Errorf("SelectC is not deterministic: %+v then %+v", sel, again)
 			}
 			m, err := fitLogistic(ctx, tc.tb, LogisticParams{})
-			if err != nil || m.Config().C != sel.C || m.Config().ClipToTrainingRange != sel.Clip {
-				t.Errorf("fitLogistic with C unset fitted %+v (err %v), want the selected C %g, clip %v", m.Config(), err, sel.C, sel.Clip)
+			if err != nil || m.Config().C != sel.C || m.Config().ClipToTrainingRange != sel.Clip || !slices.Equal(m.Config().Unpenalized, anchor) {
+				t.Errorf("fitLogistic with C unset fitted %+v (err %v), want the selected C %g, clip %v, unpenalized %v", m.Config(), err, sel.C, sel.Clip, anchor)
 			}
 			m, err = fitLogistic(ctx, tc.tb, LogisticParams{C: 0.5})
-			if err != nil || m.Config().C != 0.5 || m.Config().ClipToTrainingRange {
-				t.Errorf("fitLogistic with C=0.5 fitted %+v (err %v), want the configured 0.5 without clipping", m.Config(), err)
+			if err != nil || m.Config().C != 0.5 || m.Config().ClipToTrainingRange || m.Config().Unpenalized != nil {
+				t.Errorf("fitLogistic with C=0.5 fitted %+v (err %v), want the configured 0.5 in the plain form", m.Config(), err)
 			}
 		})
 	}
@@ -181,4 +189,112 @@ func TestSelectC(t *testing.T) {
 	})
 }
 
+// binaryLastFailed replaces t's repo_last_failed column by independent 0/1 draws (1
+// with probability 0.2) and returns t.
+func binaryLastFailed(t *features.Table, seed uint64) *features.Table {
+	rng := newTestRand(seed)
+	nf := t.Schema.NFeatures()
+	j := slices.Index(t.Schema.Names, "repo_last_failed")
+	for r := range t.NRows() {
+		t.X[r*nf+j] = 0
+		if rng.Float64() < 0.2 {
+			t.X[r*nf+j] = 1
+		}
+	}
+	return t
+}
+
 func newTestRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 1)) }
+
+func TestAnchorColumns(t *testing.T) {
+	t.Parallel()
+	withExtra := features.KindSuccess.Schema()
+	withExtra.Names = append(withExtra.Names, "x_churn")
+	without := features.KindSuccess.Schema()
+	without.Names = slices.DeleteFunc(without.Names, func(n string) bool { return n == "repo_last_failed" })
+	for _, tc := range []struct {
+		name   string
+		schema features.Schema
+		want   []int
+	}{
+		{"success", features.KindSuccess.Schema(), []int{slices.Index(features.KindSuccess.Schema().Names, "repo_last_failed")}},
+		{"success with extra attributes", withExtra, []int{slices.Index(withExtra.Names, "repo_last_failed")}},
+		{"success without the column", without, nil},
+		{"conflict", features.KindConflict.Schema(), nil},
+		{"build time", features.KindBuildTime.Schema(), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := anchorColumns(&features.Table{Schema: tc.schema}); !slices.Equal(got, tc.want) || (tc.want != nil && got[0] < 0) {
+				t.Errorf("anchorColumns(%s) = %v, want %v", tc.name, got, tc.want)
+			}
+		})
+	}
+}
+
+// lastOutcomeTable returns a success table of n rows whose label follows only the last
+// outcome: 1 with probability 0.9 after a success and 0.5 after a failure (failures a
+// fifth of the rows), every other column noise.
+func lastOutcomeTable(n int, seed uint64) *features.Table {
+	t := randSuccessTable(n, 0, 0, seed)
+	rng := newTestRand(seed + 100)
+	nf := t.Schema.NFeatures()
+	j := slices.Index(t.Schema.Names, "repo_last_failed")
+	for r := range n {
+		last := 0.0
+		if rng.Float64() < 0.2 {
+			last = 1
+		}
+		t.X[r*nf+j] = last
+		t.Y[r] = 0
+		if rng.Float64() < 0.9-0.4*last {
+			t.Y[r] = 1
+		}
+	}
+	return t
+}
+
+// TestAnchoredForm is issue 12: on a small table whose labels follow the last outcome
+// among many noise columns, the chosen penalty is strong; the anchored model then keeps
+// the last outcome and matches the last-outcome baseline on fresh rows, where the plain
+// form at the same C shrinks it away towards the pass rate and loses to the baseline.
+func TestAnchoredForm(t *testing.T) {
+	t.Parallel()
+	// Log losses on 20,000 fresh rows: the standard error of a difference of two
+	// models' mean losses is below 0.002; the anchored model may trail the baseline by
+	// the noise columns it still uses at the chosen C.
+	const slack = 0.01
+	ctx := context.Background()
+	train, fresh := lastOutcomeTable(300, 1), lastOutcomeTable(20000, 2)
+	sel, err := SelectC(ctx, train, LogisticParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.C > 0.01 {
+		t.Errorf("SelectC chose C=%g on 300 rows of mostly noise, want a strong penalty (<= 0.01)", sel.C)
+	}
+	anchored, err := fitLogistic(ctx, train, LogisticParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := fitLogisticC(ctx, train, LogisticParams{C: sel.C}, logisticForm{Clip: sel.Clip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := FitBaseline(BaselineLastOutcome, train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := fresh.Dense()
+	la := eval.LogLoss(fresh.Y, anchored.Predict(nil, x))
+	lp := eval.LogLoss(fresh.Y, plain.Predict(nil, x))
+	lb := eval.LogLoss(fresh.Y, base.Predict(nil, x))
+	if la > lb+slack {
+		t.Errorf("anchored log loss %.4f, want at most the last-outcome baseline's %.4f + %g", la, lb, slack)
+	}
+	if lp <= lb {
+		t.Errorf("plain form at C=%g: log loss %.4f, want it above the baseline's %.4f (the penalty shrinks the last outcome away)", sel.C, lp, lb)
+	}
+	if la >= lp {
+		t.Errorf("anchored log loss %.4f, want below the plain form's %.4f", la, lp)
+	}
+}
