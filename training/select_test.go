@@ -59,7 +59,8 @@ func TestInnerFoldCuts(t *testing.T) {
 
 // TestSelectC checks the choice of C against its definition: every candidate's loss is
 // recomputed here with logistic.Fit on the fold's earlier rows and eval.LogLoss on its
-// block, the chosen C has the lowest; noise labels get a strong penalty and a strong
+// block, and the chosen C is the strongest within selectSE standard errors of the
+// lowest for success rows, the lowest for conflict rows; noise labels get a strong penalty and a strong
 // signal a weak one; a configured C is kept, and a table without two classes in a fold's
 // fitting rows falls back to logistic.DefaultC.
 func TestSelectC(t *testing.T) {
@@ -201,6 +202,39 @@ func TestSelectC(t *testing.T) {
 		}
 		if !sel.Clip {
 			t.Errorf("SelectC on a saturating trend = %+v, want clipping", sel)
+		}
+	})
+	t.Run("conflict keeps the minimum", func(t *testing.T) {
+		src := randSuccessTable(1500, 0.5, 1, 5)
+		tb := &features.Table{Schema: features.KindConflict.Schema(), Y: src.Y, SubmittedAt: src.SubmittedAt, ChangeID: src.ChangeID}
+		rng := newTestRand(6)
+		nf := tb.Schema.NFeatures()
+		tb.X = make([]float64, src.NRows()*nf)
+		for r := range src.NRows() {
+			for j := range nf {
+				tb.X[r*nf+j] = rng.NormFloat64()
+			}
+			tb.X[r*nf] = src.Row(r)[0] // the column the labels follow
+		}
+		sel, err := SelectC(ctx, tb, LogisticParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		best, wantC, wantClip := math.Inf(1), 0.0, false
+		for i, c := range LogisticCGrid {
+			for _, clip := range []bool{true, false} {
+				l := sel.LossesRaw[i]
+				if clip {
+					l = sel.Losses[i]
+				}
+				if l < best {
+					best, wantC, wantClip = l, c, clip
+				}
+			}
+		}
+		if sel.C != wantC || sel.Clip != wantClip || sel.Unpenalized != nil {
+			t.Errorf("SelectC of a conflict table = C %g clip %v unpenalized %v, want the lowest loss's C %g clip %v, every column penalised",
+				sel.C, sel.Clip, sel.Unpenalized, wantC, wantClip)
 		}
 	})
 	t.Run("fallback", func(t *testing.T) {
