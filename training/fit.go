@@ -146,16 +146,16 @@ func design(t *features.Table) (*mat.Dense, error) {
 }
 
 func fitLogistic(ctx context.Context, t *features.Table, p LogisticParams) (*logistic.Model, error) {
-	p, clip, err := withSelectedC(ctx, t, p) // C = 0: C and clipping chosen on validation (select.go)
+	p, form, err := withSelectedC(ctx, t, p) // C = 0: C, clipping and anchor chosen on validation (select.go)
 	if err != nil {
 		return nil, err
 	}
-	return fitLogisticC(ctx, t, p, clip)
+	return fitLogisticC(ctx, t, p, form)
 }
 
-// fitLogisticC fits a logistic model of t with p, clipping its inputs to their training
-// range when clip is set.
-func fitLogisticC(ctx context.Context, t *features.Table, p LogisticParams, clip bool) (*logistic.Model, error) {
+// fitLogisticC fits a logistic model of t with p in the form f: clipping its inputs to
+// their training range when f.Clip is set, without a penalty on the columns f.Unpenalized.
+func fitLogisticC(ctx context.Context, t *features.Table, p LogisticParams, f logisticForm) (*logistic.Model, error) {
 	x, err := design(t)
 	if err != nil {
 		return nil, err
@@ -167,7 +167,8 @@ func fitLogisticC(ctx context.Context, t *features.Table, p LogisticParams, clip
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s.class_weight: %w", ErrConfig, t.Schema.Kind, err)
 	}
-	cfg := logistic.Config{C: p.C, MaxIter: p.MaxIter, ClassWeight: cw, FeatureNames: t.Schema.Names, ClipToTrainingRange: clip}
+	cfg := logistic.Config{C: p.C, MaxIter: p.MaxIter, ClassWeight: cw, FeatureNames: t.Schema.Names,
+		ClipToTrainingRange: f.Clip, Unpenalized: f.Unpenalized}
 	m, err := logistic.FitContext(ctx, x, t.Y, nil, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("training: fitting %s logistic on %d rows: %w", t.Schema.Kind, t.NRows(), err)

@@ -111,6 +111,12 @@ type Config struct {
 	// changes a year later) does not extrapolate the log-odds. It does not change the fit.
 	// The zero value, false, predicts on the raw inputs.
 	ClipToTrainingRange bool
+	// Unpenalized lists the columns whose coefficients the penalty leaves out, as it
+	// leaves out the intercept (glmnet's penalty.factor of 0). With a strong penalty the
+	// model tends to the unpenalised fit on those columns alone, not to a constant: a
+	// logistic anchored at a baseline that one column encodes, which the other columns
+	// correct as far as C lets them. Nil penalises every coefficient.
+	Unpenalized []int
 }
 
 // validate checks the fields of c and the feature names against d columns.
@@ -132,6 +138,13 @@ func (c Config) validate(d int) error {
 		return fmt.Errorf("%w: step = %d, want >= 0", ErrInvalidConfig, c.Step)
 	case c.FeatureNames != nil && len(c.FeatureNames) != d:
 		return fmt.Errorf("%w: %d feature names for %d columns", ErrInvalidConfig, len(c.FeatureNames), d)
+	}
+	free := make(map[int]bool, len(c.Unpenalized))
+	for _, j := range c.Unpenalized {
+		if j < 0 || j >= d || free[j] {
+			return fmt.Errorf("%w: unpenalized column %d (want distinct columns 0..%d)", ErrInvalidConfig, j, d-1)
+		}
+		free[j] = true
 	}
 	seen := make(map[string]bool, len(c.FeatureNames))
 	for _, n := range c.FeatureNames {

@@ -42,6 +42,13 @@
 // with the smallest |w_j| on the standardised scale, refit, until the target count
 // remains. Dropped features keep their column in the input matrix and get coefficient 0.
 //
+// # Unpenalised columns
+//
+// Config.Unpenalized leaves some coefficients out of the penalty, as the intercept is
+// (glmnet's penalty.factor of 0). A strong penalty then shrinks the model towards the
+// unpenalised fit on those columns alone instead of towards a constant: the trainer
+// anchors P-succ at the last-outcome baseline this way (training/select.go).
+//
 // # Artifact format
 //
 // A model is saved as one JSON object (format_version 1, or 2 for a model that clips
@@ -57,7 +64,9 @@
 //	original_coefficients  w_j / s_j, checked on read against the above
 //	original_intercept     b - Σ_j μ_j w_j / s_j, checked likewise
 //	config                 C, penalty, max_iter, tol, class_weight,
-//	                       n_features_to_select, step
+//	                       n_features_to_select, step, and unpenalized (the column
+//	                       indices of Config.Unpenalized, left out when empty; readers
+//	                       older than it refuse a model that has it)
 //	training               rows, iterations, converged, log_loss
 //	clip_lo, clip_hi       version 2 only: the training minimum and maximum of each
 //	                       feature, which Predict clamps the inputs to (NaN is still

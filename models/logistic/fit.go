@@ -104,7 +104,7 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 	theta[d] = math.Log(c1 / c0)
 	var res solveResult
 	for {
-		ds := newDesign(raw, mean, scale, active, y, c)
+		ds := newDesign(raw, mean, scale, active, y, c, cfg.Unpenalized)
 		res, err = solve(ctx, ds, theta, cfg)
 		if err != nil {
 			return nil, err
@@ -256,6 +256,9 @@ type design struct {
 	y    []float64
 	c    []float64 // row weights: sample weight × class weight
 	sumC float64
+	// pen is the penalty factor of each column in use: 1, or 0 for a column of
+	// Config.Unpenalized.
+	pen []float64
 
 	// Per-chunk partial sums, reused between evaluations.
 	partLoss []float64
@@ -266,9 +269,15 @@ type design struct {
 // fixed order, so results do not depend on the number of workers.
 const chunkRows = 4096
 
-func newDesign(x dense, mean, scale []float64, active []int, y, c []float64) *design {
+func newDesign(x dense, mean, scale []float64, active []int, y, c []float64, unpenalized []int) *design {
 	d := len(active)
-	ds := &design{n: x.rows, d: d, x: make([]float64, x.rows*d), y: y, c: c}
+	ds := &design{n: x.rows, d: d, x: make([]float64, x.rows*d), y: y, c: c, pen: make([]float64, d)}
+	for k, j := range active {
+		ds.pen[k] = 1
+		if slices.Contains(unpenalized, j) {
+			ds.pen[k] = 0
+		}
+	}
 	for i := range x.rows {
 		src := x.data[i*x.stride:]
 		dst := ds.x[i*d : (i+1)*d]
@@ -383,7 +392,7 @@ func solve(ctx context.Context, ds *design, theta0 []float64, cfg Config) (solve
 	return solveL2(ctx, ds, theta0, cfg)
 }
 
-// l2Objective evaluates F(θ) = (1/Σc)(Σ c_i ℓ_i + ‖w‖²/(2C)) and caches the gradient of
+// l2Objective evaluates F(θ) = (1/Σc)(Σ c_i ℓ_i + Σ_j pen_j w_j²/(2C)) and caches the gradient of
 // the last point, since gonum asks for the value and the gradient separately.
 type l2Objective struct {
 	ds     *design
@@ -404,9 +413,10 @@ func (o *l2Objective) eval(x []float64) float64 {
 		o.lastG = make([]float64, d+1)
 	}
 	f := o.ds.dataLoss(x, o.lastG)
-	w := x[:d]
-	f += 0.5 * o.lambda * floats.Dot(w, w)
-	floats.AddScaled(o.lastG[:d], o.lambda, w)
+	for j, w := range x[:d] {
+		f += 0.5 * o.lambda * o.ds.pen[j] * w * w
+		o.lastG[j] += o.lambda * o.ds.pen[j] * w
+	}
 	o.lastX = append(o.lastX[:0], x...)
 	o.lastF = f
 	return f
@@ -454,14 +464,14 @@ func solveL2(ctx context.Context, ds *design, theta0 []float64, cfg Config) (sol
 	return solveResult{theta: res.X, iterations: res.MajorIterations, converged: converged}, nil
 }
 
-// solveL1 minimises (1/Σc)(Σ c_i ℓ_i) + λ‖w‖₁, λ = 1/(C Σc), with FISTA: backtracking on
+// solveL1 minimises (1/Σc)(Σ c_i ℓ_i) + λ Σ_j pen_j |w_j|, λ = 1/(C Σc), with FISTA: backtracking on
 // the Lipschitz constant and the gradient restart of O'Donoghue and Candès (2015).
 func solveL1(ctx context.Context, ds *design, theta0 []float64, cfg Config) (solveResult, error) {
 	d := ds.d
 	lambda := 1 / (cfg.C * ds.sumC)
 	prox := func(dst, v []float64, t float64) {
 		for j := range d {
-			dst[j] = softThreshold(v[j], t*lambda)
+			dst[j] = softThreshold(v[j], t*lambda*ds.pen[j])
 		}
 		dst[d] = v[d]
 	}
@@ -497,7 +507,7 @@ func solveL1(ctx context.Context, ds *design, theta0 []float64, cfg Config) (sol
 			}
 			lip *= 2
 		}
-		if l1Optimality(xn, gx, lambda) < cfg.Tol {
+		if l1Optimality(xn, gx, lambda, ds.pen) < cfg.Tol {
 			return solveResult{theta: xn, iterations: it, converged: true}, nil
 		}
 		tn := (1 + math.Sqrt(1+4*t*t)) / 2
@@ -531,11 +541,12 @@ func softThreshold(v, t float64) float64 {
 }
 
 // l1Optimality is the infinity norm of the minimum-norm subgradient of the L1 objective
-// at x with data gradient g: zero exactly at the optimum.
-func l1Optimality(x, g []float64, lambda float64) float64 {
+// at x with data gradient g and penalty factors pen: zero exactly at the optimum.
+func l1Optimality(x, g []float64, lambda float64, pen []float64) float64 {
 	d := len(x) - 1
 	m := math.Abs(g[d])
 	for j := range d {
+		lambda := lambda * pen[j]
 		var s float64
 		switch {
 		case x[j] > 0:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/diff/fd"
@@ -38,10 +39,11 @@ func synthetic(rnd *rand.Rand, n int, beta []float64, b0 float64, nanFrac float6
 	return x, y
 }
 
-// newtonFit minimises ½‖w‖² + C Σ c_i ℓ_i on the standardised, mean-imputed design by
-// Newton-Raphson with a dense Hessian: an independent check of Fit's optimum. It
-// returns the original-scale coefficients and intercept.
-func newtonFit(t *testing.T, x *mat.Dense, y, sw []float64, C float64) ([]float64, float64) {
+// newtonFit minimises ½ Σ_{j penalised} w_j² + C Σ c_i ℓ_i on the standardised,
+// mean-imputed design by Newton-Raphson with a dense Hessian: an independent check of
+// Fit's optimum. The columns in free are not penalised. It returns the original-scale
+// coefficients and intercept.
+func newtonFit(t *testing.T, x *mat.Dense, y, sw []float64, C float64, free ...int) ([]float64, float64) {
 	t.Helper()
 	n, d := x.Dims()
 	mean := make([]float64, d)
@@ -78,6 +80,9 @@ func newtonFit(t *testing.T, x *mat.Dense, y, sw []float64, C float64) ([]float6
 		grad := mat.NewVecDense(d+1, nil)
 		hess := mat.NewSymDense(d+1, nil)
 		for j := range d {
+			if slices.Contains(free, j) {
+				continue
+			}
 			grad.SetVec(j, theta.AtVec(j))
 			hess.SetSym(j, j, 1)
 		}
@@ -122,9 +127,12 @@ func TestFitMatchesNewton(t *testing.T) {
 		C       float64
 		nanFrac float64
 		weights bool
+		free    []int // Config.Unpenalized
 	}{
 		{name: "C=1", n: 200, C: 1},
 		{name: "C=0.01", n: 200, C: 0.01},
+		{name: "C=0.01 first column unpenalized", n: 200, C: 0.01, free: []int{0}},
+		{name: "C=0.01 two columns unpenalized, NaN", n: 300, C: 0.01, nanFrac: 0.1, free: []int{1, 3}},
 		{name: "C=100 with NaN", n: 300, C: 100, nanFrac: 0.1},
 		{name: "weighted", n: 150, C: 1, weights: true},
 	} {
@@ -142,11 +150,11 @@ func TestFitMatchesNewton(t *testing.T) {
 			if tc.weights {
 				w = sw
 			}
-			m, err := Fit(x, y, w, Config{C: tc.C, Tol: 1e-8, MaxIter: 1000})
+			m, err := Fit(x, y, w, Config{C: tc.C, Tol: 1e-8, MaxIter: 1000, Unpenalized: tc.free})
 			if err != nil {
 				t.Fatal(err)
 			}
-			beta, b0 := newtonFit(t, x, y, sw, tc.C)
+			beta, b0 := newtonFit(t, x, y, sw, tc.C, tc.free...)
 			for j, c := range m.Coefficients() {
 				if !scalar.EqualWithinAbsOrRel(c.Value, beta[j], tol, tol) {
 					t.Errorf("coefficient %s = %v, want %v", c.Name, c.Value, beta[j])
@@ -177,7 +185,7 @@ func TestGradientFiniteDifference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds := newDesign(raw, mean, scale, []int{0, 1, 2}, y, sw)
+	ds := newDesign(raw, mean, scale, []int{0, 1, 2}, y, sw, nil)
 	obj := &l2Objective{ds: ds, lambda: 1 / (0.3 * ds.sumC)}
 	for _, theta := range [][]float64{
 		{0, 0, 0, 0},
@@ -293,6 +301,9 @@ func TestFitErrors(t *testing.T) {
 		{name: "too many features", x: x, y: []float64{0, 1, 1, 0}, cfg: Config{NFeaturesToSelect: 3}, want: ErrInvalidConfig},
 		{name: "names", x: x, y: []float64{0, 1, 1, 0}, cfg: Config{FeatureNames: []string{"a"}}, want: ErrInvalidConfig},
 		{name: "duplicate names", x: x, y: []float64{0, 1, 1, 0}, cfg: Config{FeatureNames: []string{"a", "a"}}, want: ErrInvalidConfig},
+		{name: "unpenalized column out of range", x: x, y: []float64{0, 1, 1, 0}, cfg: Config{Unpenalized: []int{2}}, want: ErrInvalidConfig},
+		{name: "unpenalized column negative", x: x, y: []float64{0, 1, 1, 0}, cfg: Config{Unpenalized: []int{-1}}, want: ErrInvalidConfig},
+		{name: "unpenalized column twice", x: x, y: []float64{0, 1, 1, 0}, cfg: Config{Unpenalized: []int{1, 1}}, want: ErrInvalidConfig},
 		{name: "ok", x: x, y: []float64{0, 1, 1, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -346,4 +357,71 @@ func TestFitColumnMajor(t *testing.T) {
 	if !scalar.EqualWithinAbsOrRel(got.Intercept(), want.Intercept(), sameOrderTol, sameOrderTol) {
 		t.Errorf("intercept = %v from columns, want %v", got.Intercept(), want.Intercept())
 	}
+}
+
+// TestUnpenalizedLimit checks the anchored form at its limit: with every other
+// coefficient penalised to nothing (C = 1e-9), a logistic with one unpenalised binary
+// column is the saturated model of that column alone, whose probabilities are the
+// share of label 1 among the rows with the column 0 and among those with it 1, in
+// closed form; with the column penalised too it is the overall share.
+func TestUnpenalizedLimit(t *testing.T) {
+	t.Parallel()
+	// The penalised coefficients are O(C) = 1e-9; the optimiser stops at a gradient of
+	// 1e-10 on the averaged objective, which bounds the probability error well below it.
+	const tol = 1e-6
+	rnd := rand.New(rand.NewPCG(1, 1))
+	const n = 400
+	x := mat.NewDense(n, 3, nil)
+	y := make([]float64, n)
+	var k, ones [2]float64
+	for i := range n {
+		b := float64(rnd.IntN(2))
+		x.Set(i, 0, rnd.NormFloat64())
+		x.Set(i, 1, b)
+		x.Set(i, 2, rnd.NormFloat64()*5+3)
+		if rnd.Float64() < 0.9-0.5*b+0.05*x.At(i, 0) {
+			y[i] = 1
+		}
+		k[int(b)]++
+		ones[int(b)] += y[i]
+	}
+	probe := mat.NewDense(2, 3, []float64{1.5, 0, -2, -0.7, 1, 9})
+	for _, tc := range []struct {
+		name string
+		free []int
+		want [2]float64 // P(y = 1) at column 1 = 0 and = 1
+	}{
+		{"anchored", []int{1}, [2]float64{ones[0] / k[0], ones[1] / k[1]}},
+		{"plain", nil, [2]float64{(ones[0] + ones[1]) / n, (ones[0] + ones[1]) / n}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Fit(x, y, nil, Config{C: 1e-9, Tol: 1e-10, MaxIter: 1000, Unpenalized: tc.free})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := m.Predict(nil, probe)
+			for r := range 2 {
+				if !scalar.EqualWithinAbsOrRel(got[r], tc.want[r], tol, tol) {
+					t.Errorf("Predict(row with column 1 = %d) = %v, want %v", r, got[r], tc.want[r])
+				}
+			}
+		})
+	}
+	t.Run("L1", func(t *testing.T) {
+		// FISTA stops at a subgradient norm of 1e-9: the probabilities are close, not exact.
+		const tolL1 = 1e-4
+		m, err := Fit(x, y, nil, Config{Penalty: L1, C: 1e-6, Tol: 1e-9, MaxIter: 200000, Unpenalized: []int{1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := m.Coefficients(); c[0].Value != 0 || c[2].Value != 0 || c[1].Value == 0 {
+			t.Errorf("L1 coefficients %v, want only the unpenalised column's nonzero", c)
+		}
+		got := m.Predict(nil, probe)
+		for r, want := range []float64{ones[0] / k[0], ones[1] / k[1]} {
+			if !scalar.EqualWithinAbsOrRel(got[r], want, tolL1, tolL1) {
+				t.Errorf("L1: Predict(row with column 1 = %d) = %v, want %v", r, got[r], want)
+			}
+		}
+	})
 }

@@ -54,6 +54,9 @@ type artifactConfig struct {
 	ClassWeight       string  `json:"class_weight"`
 	NFeaturesToSelect int     `json:"n_features_to_select"`
 	Step              int     `json:"step"`
+	// Unpenalized is Config.Unpenalized, left out when empty (as every model written
+	// before it existed).
+	Unpenalized []int `json:"unpenalized,omitempty"`
 }
 
 type artifactStats struct {
@@ -85,7 +88,7 @@ func (m *Model) WriteJSON(w io.Writer) error {
 		Config: artifactConfig{
 			C: m.cfg.C, Penalty: m.cfg.Penalty.String(), MaxIter: m.cfg.MaxIter, Tol: m.cfg.Tol,
 			ClassWeight: m.cfg.ClassWeight.String(), NFeaturesToSelect: m.cfg.NFeaturesToSelect,
-			Step: m.cfg.Step,
+			Step: m.cfg.Step, Unpenalized: m.cfg.Unpenalized,
 		},
 		Training: artifactStats(m.stats),
 	}
@@ -163,7 +166,7 @@ func ReadJSON(r io.Reader) (*Model, error) {
 		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	cfg := Config{C: a.Config.C, Penalty: pen, MaxIter: a.Config.MaxIter, Tol: a.Config.Tol,
-		ClassWeight: cw, NFeaturesToSelect: a.Config.NFeaturesToSelect, Step: a.Config.Step}
+		ClassWeight: cw, NFeaturesToSelect: a.Config.NFeaturesToSelect, Step: a.Config.Step, Unpenalized: a.Config.Unpenalized}
 	if err := cfg.validate(d); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,11 +75,11 @@ func TestL1Optimality(t *testing.T) {
 		ones[i] = 1
 	}
 	raw := rowMajor(x)
-	ds := newDesign(raw, m.mean, m.scale, []int{0, 1, 2, 3}, y, ones)
+	ds := newDesign(raw, m.mean, m.scale, []int{0, 1, 2, 3}, y, ones, nil)
 	theta := append(append([]float64(nil), m.w...), m.b)
 	g := make([]float64, len(theta))
 	ds.dataLoss(theta, g)
-	if opt := l1Optimality(theta, g, 1/(C*ds.sumC)); opt > tol {
+	if opt := l1Optimality(theta, g, 1/(C*ds.sumC), ds.pen); opt > tol {
 		t.Errorf("optimality measure %v > %v at %v", opt, tol, theta)
 	}
 	var zeros int
@@ -99,6 +100,7 @@ func TestArtifactRoundTrip(t *testing.T) {
 	for _, cfg := range []Config{
 		{FeatureNames: []string{"a", "b", "c", "d", "e"}},
 		{NFeaturesToSelect: 2, Penalty: L1, ClassWeight: Balanced, C: 0.3},
+		{C: 0.01, Unpenalized: []int{3, 0}},
 	} {
 		m, err := Fit(x, y, nil, cfg)
 		if err != nil {
@@ -119,7 +121,8 @@ func TestArtifactRoundTrip(t *testing.T) {
 			}
 		}
 		if m2.Stats() != m.Stats() || m2.Config().C != m.Config().C || m2.Config().Penalty != m.Config().Penalty ||
-			m2.Config().NFeaturesToSelect != m.Config().NFeaturesToSelect || strings.Join(m2.FeatureNames(), ",") != strings.Join(m.FeatureNames(), ",") {
+			m2.Config().NFeaturesToSelect != m.Config().NFeaturesToSelect || !slices.Equal(m2.Config().Unpenalized, m.Config().Unpenalized) ||
+			strings.Join(m2.FeatureNames(), ",") != strings.Join(m.FeatureNames(), ",") {
 			t.Errorf("round trip: %+v %+v %v, want %+v %+v %v", m2.Stats(), m2.Config(), m2.FeatureNames(), m.Stats(), m.Config(), m.FeatureNames())
 		}
 		path := t.TempDir() + "/m.json"
