@@ -166,6 +166,10 @@ func fitBuildTimeChampion(ctx context.Context, t, a *features.Table, cfg *Config
 		form = FormRelative
 	case RelativeReference:
 		form = FormReference
+	}
+	switch cfg.BuildTime.Relative {
+	default:
+		cfg.log().Info("build-time form set by the configuration", "form", form)
 	case RelativeAuto:
 		sel, err := SelectRelative(ctx, t, a, cfg)
 		if err != nil {

@@ -164,9 +164,10 @@ for src in $sources; do
 				row+=("$(metric "$m" "$k")")
 			done
 			row+=("$(extra "$dir/manifest.json" champions | tr ' ' ';')" "$(metric "$m" success.gbm.log_loss)" "$(metric "$m" success.gbm.auc)" "$(metric "$m" buildtime.relative)")
-			# The build-time form the holdout models chose (the first choice the log records;
-			# the second is the refit's): absolute, relative or reference.
-			form=$(sed -n 's/.*form chosen on validation.* form=\([a-z]*\).*/\1/p' "$log" | head -1)
+			# The build-time form of the holdout models (the first the log records, chosen on
+			# validation or set by --config; the second is the refit's): absolute, relative
+			# or reference.
+			form=$(sed -n 's/.*build-time form [a-z ]*".* form=\([a-z]*\).*/\1/p' "$log" | head -1)
 			row+=("${form:-NA}")
 			(IFS=$'\t'; echo "${row[*]}") >>"$results"
 			printf '[%s %d/%d] %-36s %4ds  P-succ log loss %s (pass rate %s, last outcome %s), AUC %s; build-time NLL %s (repo LogNormal %s)\n' \
