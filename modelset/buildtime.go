@@ -20,12 +20,13 @@ import (
 // their models predict unclipped.
 const FileBuildTimeBounds = "buildtime.bounds.json"
 
-// BoundsVersion is the format version of FileBuildTimeBounds that WriteJSON writes when
-// a model is relative: version 2 adds the "relative" object. A file without relative
-// models is written as version 1, as before, and both versions are read; a reader that
-// knows only version 1 refuses a bundle with relative models instead of serving their
-// relative locations as absolute ones.
-const BoundsVersion = 2
+// BoundsVersion is the latest format version of FileBuildTimeBounds: version 2 adds the
+// "relative" object, version 3 a relative model's "log_shift" (Relative.Shift). A file
+// is written with the lowest version that holds it (1 without relative models, 2 for
+// relative models without a shift) and every version is read; a reader that knows an
+// older version refuses a newer file instead of serving its relative locations as
+// absolute ones, or without their shift.
+const BoundsVersion = 3
 
 // ParamBounds are the closed intervals the boosted parameters of an NGBoost build-time
 // model are clipped to: Loc (the mean of Y for a Normal, of log Y for a LogNormal) and
@@ -164,7 +165,7 @@ func (m *BuildTimeModel) PredictParams(dst []float64, x mat.Matrix) []float64 {
 	}
 	if r := m.Relative; r != nil {
 		for i := 0; i+1 < len(dst); i += 2 {
-			dst[i] += math.Log(r.ReferenceOf(x.At(i/2, r.col)))
+			dst[i] += r.Offset(x.At(i/2, r.col))
 		}
 	}
 	return dst
@@ -200,7 +201,7 @@ func (m *BuildTimeModel) PredictRow(row []float64) ngboost.Dist {
 		d.Scale = math.Exp(clip(math.Log(d.Scale), b.LogScale))
 	}
 	if r := m.Relative; r != nil {
-		d.Loc += math.Log(r.ReferenceOf(row[r.col]))
+		d.Loc += r.Offset(row[r.col])
 	}
 	return d
 }
@@ -226,7 +227,7 @@ func writeBounds(w io.Writer, ms ...*BuildTimeModel) error {
 				j.Relative = map[string]Relative{}
 			}
 			j.Relative[m.Name()] = *m.Relative
-			j.FormatVersion = BoundsVersion
+			j.FormatVersion = max(j.FormatVersion, m.Relative.boundsVersion())
 		}
 	}
 	data, err := json.MarshalIndent(j, "", "  ")
@@ -245,8 +246,8 @@ func readBounds(data []byte, ms ...*BuildTimeModel) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	if j.FormatVersion != 1 && j.FormatVersion != BoundsVersion || j.FormatVersion == 1 && j.Relative != nil {
-		return fmt.Errorf("format version %d, want 1 or %d (relative models need %d)", j.FormatVersion, BoundsVersion, BoundsVersion)
+	if j.FormatVersion < 1 || j.FormatVersion > BoundsVersion || j.FormatVersion == 1 && j.Relative != nil {
+		return fmt.Errorf("format version %d, want 1 to %d (relative models need 2)", j.FormatVersion, BoundsVersion)
 	}
 	names := make([]string, 0, len(j.Models))
 	for n := range j.Models {
@@ -278,6 +279,9 @@ func readBounds(data []byte, ms ...*BuildTimeModel) error {
 		rel, err := NewRelative(ms[i].Model, r.FallbackS)
 		if err != nil {
 			return fmt.Errorf("model %s: %w", n, err)
+		}
+		if rel.Shift = r.Shift; math.IsNaN(r.Shift) || math.IsInf(r.Shift, 0) || r.boundsVersion() > j.FormatVersion {
+			return fmt.Errorf("model %s: relative log_shift %v in format version %d (want a finite shift, in version %d)", n, r.Shift, j.FormatVersion, BoundsVersion)
 		}
 		if r.Column != rel.Column {
 			return fmt.Errorf("model %s: relative to column %q, want %q", n, r.Column, rel.Column)

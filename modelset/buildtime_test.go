@@ -80,6 +80,7 @@ func TestBadBounds(t *testing.T) {
 		{"relative unknown model", `{"format_version":2,"models":{},"relative":{"gbm":{"column":"log1p_repo_mean10_success_duration","fallback_s":100}}}`},
 		{"relative column", `{"format_version":2,"models":{},"relative":{"%s":{"column":"speculation_height","fallback_s":100}}}`},
 		{"relative fallback", `{"format_version":2,"models":{},"relative":{"%s":{"column":"log1p_repo_mean10_success_duration","fallback_s":0}}}`},
+		{"shift in version 2", `{"format_version":2,"models":{},"relative":{"%s":{"column":"log1p_repo_mean10_success_duration","fallback_s":100,"log_shift":0.1}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, m := loadDefault(t)

@@ -120,3 +120,72 @@ func TestNewRelativeErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRelativeShift gives the relative model of TestRelative's kind a Shift and checks
+// that every prediction path adds it to the location, scale unchanged, that the bounds
+// file then needs format version 3 (a version 2 reader would drop the shift), and that
+// the bundle loads back with the same shift and predictions; a relative model without a
+// shift is still written as version 2, which bundles before the shift have.
+func TestRelativeShift(t *testing.T) {
+	b, m := loadDefault(t)
+	a := *m.BuildTime
+	a.Relative = nil
+	rel, err := modelset.NewRelative(a.Model, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := a
+	plain.Relative = rel
+	shifted := a
+	sr := *rel
+	sr.Shift = -0.25
+	shifted.Relative = &sr
+	col := -1
+	for j, n := range a.FeatureNames() {
+		if n == modelset.RelativeColumn {
+			col = j
+		}
+	}
+	x := mat.NewDense(3, features.NBuildTime, nil)
+	for i, v := range []float64{math.Log1p(300), math.NaN(), math.Log1p(40)} {
+		x.Set(i, col, v)
+	}
+	pp, ps := plain.PredictParams(nil, x), shifted.PredictParams(nil, x)
+	for i := range 3 {
+		if !scalar.EqualWithinAbsOrRel(ps[2*i], pp[2*i]-0.25, relTol, relTol) || ps[2*i+1] != pp[2*i+1] {
+			t.Errorf("row %d: shifted parameters %v, want %v with -0.25 on the location", i, ps[2*i:2*i+2], pp[2*i:2*i+2])
+		}
+		if d := shifted.PredictRow(x.RawRowView(i)); !scalar.EqualWithinAbsOrRel(d.Loc, ps[2*i], relTol, relTol) {
+			t.Errorf("row %d: PredictRow location %v, PredictParams %v", i, d.Loc, ps[2*i])
+		}
+		if got, want := sr.Offset(x.At(i, col)), math.Log(rel.ReferenceOf(x.At(i, col)))-0.25; !scalar.EqualWithinAbsOrRel(got, want, relTol, relTol) {
+			t.Errorf("row %d: Offset = %v, want %v", i, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		m       *modelset.BuildTimeModel
+		version string
+	}{{&plain, `"format_version": 2`}, {&shifted, `"format_version": 3`}} {
+		m.BuildTime = tc.m
+		files, err := m.Files()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(files[modelset.FileBuildTimeBounds], []byte(tc.version)) {
+			t.Errorf("%s with shift %v:\n%s\nwant %s", modelset.FileBuildTimeBounds, tc.m.Relative.Shift, files[modelset.FileBuildTimeBounds], tc.version)
+		}
+		back, err := modelset.LoadModels(republish(t, b, files))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.BuildTime.Relative == nil || back.BuildTime.Relative.Shift != tc.m.Relative.Shift {
+			t.Fatalf("loaded relative = %+v, want shift %v", back.BuildTime.Relative, tc.m.Relative.Shift)
+		}
+		want := tc.m.PredictParams(nil, x)
+		for i, v := range back.BuildTime.PredictParams(nil, x) {
+			if !scalar.EqualWithinAbsOrRel(v, want[i], relTol, relTol) {
+				t.Errorf("shift %v: loaded model's parameter %d = %v, before writing %v", tc.m.Relative.Shift, i, v, want[i])
+			}
+		}
+	}
+}

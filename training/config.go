@@ -154,8 +154,9 @@ type NGBoostParams struct {
 	ValidationFraction  float64 `json:"validation_fraction,omitempty"`
 	// Relative says whether the LogNormal champion models the duration relative to the
 	// recent mean of succeeded builds (modelset.Relative): RelativeAuto ("", the
-	// default) chooses per fit on the inner validation rows (SelectRelative),
-	// RelativeOn and RelativeOff force it. The Normal challenger is always absolute.
+	// default) chooses the form per fit on the inner validation rows (SelectRelative),
+	// RelativeOn, RelativeOff and RelativeReference force the relative, absolute and
+	// reference forms. The Normal challenger is always absolute.
 	Relative string `json:"relative,omitempty"`
 	// DropAborted fits both NGBoost models on the succeeded and failed builds only, as
 	// before issue 12, instead of adding the aborted builds as right-censored rows
@@ -168,6 +169,9 @@ const (
 	RelativeAuto = ""
 	RelativeOn   = "on"
 	RelativeOff  = "off"
+	// RelativeReference forces FormReference, the recent mean with a fitted shift and
+	// scale and no trees.
+	RelativeReference = "reference"
 )
 
 // Gate is the largest degradation of one metric, relative to the current champion, that
@@ -301,8 +305,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: conflict_prior %g is not in [0, 1)", ErrConfig, c.ConflictPrior)
 	case c.BuildTime.EarlyStoppingRounds < -1:
 		return fmt.Errorf("%w: buildtime.early_stopping_rounds %d is below -1", ErrConfig, c.BuildTime.EarlyStoppingRounds)
-	case c.BuildTime.Relative != RelativeAuto && c.BuildTime.Relative != RelativeOn && c.BuildTime.Relative != RelativeOff:
-		return fmt.Errorf("%w: buildtime.relative %q is not %q (chosen on validation), %q or %q", ErrConfig, c.BuildTime.Relative, RelativeAuto, RelativeOn, RelativeOff)
+	case !slices.Contains([]string{RelativeAuto, RelativeOn, RelativeOff, RelativeReference}, c.BuildTime.Relative):
+		return fmt.Errorf("%w: buildtime.relative %q is not %q (chosen on validation), %q, %q or %q", ErrConfig, c.BuildTime.Relative, RelativeAuto, RelativeOn, RelativeOff, RelativeReference)
 	}
 	for _, ch := range c.Challengers {
 		if !slices.Contains(challengers, ch) {

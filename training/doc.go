@@ -30,9 +30,10 @@
 // NGBoostParams.DropAborted: dropping them, the long builds the queue gave up on, biases
 // the durations short. The metrics score finished builds only. The LogNormal champion
 // may model the duration relative to the recent mean of succeeded builds
-// (modelset.Relative, relative.go): by default each fit chooses it on its inner
-// validation rows (SelectRelative), and metrics.json records the holdout model's choice
-// as buildtime.relative.
+// (modelset.Relative, relative.go), with trees or without (the reference form: the
+// recent mean with a fitted shift and scale): by default each fit chooses its form on
+// its inner folds (SelectRelative), and metrics.json records whether the holdout model
+// is relative as buildtime.relative (1 for both relative forms).
 //
 // Hyper-parameters that no one default serves from a real repository's few hundred
 // rows to a synthetic world's tens of thousands are chosen on validation inside each

@@ -44,7 +44,9 @@
 # way); median APE is the macro mean of the per-repository medians, and also their median
 # over repositories (robust to a repository like jOOQ whose 0 s builds give APEs in the
 # thousands). "relative" counts the repositories whose LogNormal champion chose, on its
-# inner validation rows, to model the duration relative to the recent mean.
+# inner validation rows, to model the duration relative to the recent mean (the relative
+# or the reference form); the per-repository "form" column names the form
+# (training.SelectRelative: absolute, relative, or reference, the recent mean itself).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -91,7 +93,7 @@ results=$out/results.tsv
 cols=(source repo status gate train_rows
 	s_n s_failures s_ll s_passrate_ll s_lastoutcome_ll s_best_baseline s_auc s_passrate_auc s_lastoutcome_auc
 	b_n b_nll b_repolognormal_nll b_zuul_nll b_mdape b_zuul_mdape b_repolognormal_mdape b_cov80 b_cov95
-	b_normal_nll b_normal_mdape b_normal_cov80 b_normal_cov95 champions s_gbm_ll s_gbm_auc b_relative)
+	b_normal_nll b_normal_mdape b_normal_cov80 b_normal_cov95 champions s_gbm_ll s_gbm_auc b_relative b_form)
 (IFS=$'\t'; echo "${cols[*]}") >"$results"
 
 # metric FILE KEY prints the value of KEY in a flat metrics.json written one key per
@@ -162,6 +164,11 @@ for src in $sources; do
 				row+=("$(metric "$m" "$k")")
 			done
 			row+=("$(extra "$dir/manifest.json" champions | tr ' ' ';')" "$(metric "$m" success.gbm.log_loss)" "$(metric "$m" success.gbm.auc)" "$(metric "$m" buildtime.relative)")
+			# The build-time form of the holdout models (the first the log records, chosen on
+			# validation or set by --config; the second is the refit's): absolute, relative
+			# or reference.
+			form=$(sed -n 's/.*build-time form [a-z ]*".* form=\([a-z]*\).*/\1/p' "$log" | head -1)
+			row+=("${form:-NA}")
 			(IFS=$'\t'; echo "${row[*]}") >>"$results"
 			printf '[%s %d/%d] %-36s %4ds  P-succ log loss %s (pass rate %s, last outcome %s), AUC %s; build-time NLL %s (repo LogNormal %s)\n' \
 				"$src" "$i" "${#names[@]}" "$repo" $((SECONDS - t0)) "$(num "${row[7]}")" "$(num "${row[8]}")" "$(num "${row[9]}")" "$(num "${row[11]}")" "$(num "${row[15]}")" "$(num "${row[16]}")" >&2
@@ -229,12 +236,12 @@ END {
 		}
 		printf "\n"
 		if (nbt[src] > 0) {
-			printf "## %s: build time per repository\n\n| repo | holdout n | champion NLL | repo LogNormal NLL | Zuul mean-10 NLL | champion median APE | Zuul median APE | repo LogNormal median APE | 80%% coverage | 95%% coverage | relative | Normal challenger NLL |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", src
+			printf "## %s: build time per repository\n\n| repo | holdout n | champion NLL | repo LogNormal NLL | Zuul mean-10 NLL | champion median APE | Zuul median APE | repo LogNormal median APE | 80%% coverage | 95%% coverage | form | Normal challenger NLL |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", src
 			for (r = 1; r <= nbt[src]; r++) {
 				split(bt[src, r], v, "\t")
 				printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v[c["repo"]], v[c["b_n"]], f(v[c["b_nll"]], 2), f(v[c["b_repolognormal_nll"]], 2), f(v[c["b_zuul_nll"]], 2), \
 					f(v[c["b_mdape"]], 1) "%", f(v[c["b_zuul_mdape"]], 1) "%", f(v[c["b_repolognormal_mdape"]], 1) "%", pct(v[c["b_cov80"]]), pct(v[c["b_cov95"]]), \
-					v[c["b_relative"]] == 1 ? "yes" : (v[c["b_relative"]] == 0 ? "no" : "—"), f(v[c["b_normal_nll"]], 2)
+					v[c["b_form"]] != "NA" && v[c["b_form"]] != "" ? v[c["b_form"]] : (v[c["b_relative"]] == 1 ? "relative" : (v[c["b_relative"]] == 0 ? "absolute" : "—")), f(v[c["b_normal_nll"]], 2)
 			}
 			printf "\n"
 		}
