@@ -389,12 +389,23 @@ type booster struct {
 	all   []int // 0..n-1, see allRows
 	grad0 []float64
 	grad1 []float64
-	hess  []float64
+	// hess is the trees' hessian of every row: its weight (the training weights
+	// themselves).
+	hess []float64
 	// resid and invVar hold t - loc and exp(-2·log scale) of the batch rows for the
-	// log-score line search.
+	// log-score line search; with fast set, invVar holds it for every row, kept up to
+	// date by applyStep.
 	resid  []float64
 	invVar []float64
-	cache  [2]expCache // one per splitRows half
+	// fast is set for the log score of the Normal and the LogNormal without censored
+	// rows: applyStep keeps invVar up to date (gradients then takes no exp) and the line
+	// search may sum the batch by leaf pair (see leafCells).
+	fast bool
+	// useCells reports that this iteration's line search reads cells.
+	useCells bool
+	cells    leafCells
+	leafVals [2][]float64
+	cache    [2]expCache // one per splitRows half
 	// threads is Config.NumThreads resolved (GOMAXPROCS for 0): the goroutines the
 	// row loops and the trees may use.
 	threads int
@@ -431,7 +442,8 @@ func fitRunCensored(ctx context.Context, x mat.Matrix, y, w []float64, cens []bo
 		rng:    rand.New(rand.NewPCG(cfg.RandomState, 0x4e47426f6f7374)), // "NGBoost"
 		grad0:  make([]float64, train.n),
 		grad1:  make([]float64, train.n),
-		hess:   make([]float64, train.n),
+		hess:   train.w,
+		fast:   cfg.Score == LogScore && !cfg.Dist.durationFamily() && train.cens == nil,
 		resid:  make([]float64, train.n),
 		invVar: make([]float64, train.n),
 		leafOf: [2][]int32{make([]int32, train.n), make([]int32, train.n)},
@@ -461,6 +473,12 @@ func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
 		return nil, err
 	}
 	tr.setParams(init)
+	if b.fast {
+		v := math.Exp(-2 * init[1])
+		for i := range b.invVar {
+			b.invVar[i] = v
+		}
+	}
 	var valSumW float64
 	if b.val != nil {
 		b.val.setParams(init)
@@ -495,22 +513,27 @@ func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
 		if !finite(trainScore) {
 			return nil, fmt.Errorf("ngboost: iteration %d: training score is %v: %w", iter, trainScore, ErrInvalidData)
 		}
-		var trees [2]*gbm.Tree
-		for k, g := range [][]float64{b.grad0, b.grad1}[:cfg.Dist.nParams()] {
-			t, err := gbm.GrowTreeLeaves(b.ds, g, b.hess, b.batch, b.cols, b.tree, b.leafOf[k])
-			if err != nil {
-				return nil, fmt.Errorf("ngboost: iteration %d, parameter %d: %w", iter, k, err)
-			}
-			trees[k] = t
+		trees, err := b.growTrees()
+		if err != nil {
+			return nil, fmt.Errorf("ngboost: iteration %d, %w", iter, err)
 		}
-		b.treeOutputs(trees)
+		b.useCells = b.fast && trees[0].NLeaves() <= maxLeaves && trees[1].NLeaves() <= maxLeaves
+		if b.useCells {
+			for k := range 2 {
+				b.leafVals[k] = b.leafVals[k][:0]
+				for j := range trees[k].NLeaves() {
+					b.leafVals[k] = append(b.leafVals[k], trees[k].LeafValue(j))
+				}
+			}
+			b.cells.fill(b, b.batch, b.leafOf, b.leafVals)
+		}
+		if !b.useCells || b.batch != nil {
+			b.treeOutputs(trees)
+		}
 		scale, stepNorm := b.lineSearch(trainScore, sumW)
 		step := cfg.LearningRate * scale
+		b.applyStep(step)
 		for k := range 2 {
-			p, o := tr.param[k], tr.out[k]
-			for i := range p {
-				p[i] -= step * o[i]
-			}
 			if trees[k] != nil {
 				scaled[k] = append(scaled[k], trees[k].Scaled(-step))
 			}
@@ -622,7 +645,7 @@ func (b *booster) gradients(sumW float64) float64 {
 					g0, g1 = durationNatural(f, loc[i], g0, g1)
 				}
 				sum += w[i] * s
-				b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
+				b.grad0[i], b.grad1[i] = -w[i]*g0, -w[i]*g1
 			}
 			return sum
 		})
@@ -644,25 +667,31 @@ func (b *booster) gradients(sumW float64) float64 {
 					g1 /= e * e * invSqrtPi / 2
 				}
 				sum += w[i] * s
-				b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
+				b.grad0[i], b.grad1[i] = -w[i]*g0, -w[i]*g1
 			}
 			return sum
 		})
 		return sum/sumW + tr.jacMean(b.batch, sumW)
 	}
-	cens := tr.cens
+	cens, fast := tr.cens, b.fast
 	sum := b.splitRows(rows, func(part []int, _ int) float64 {
 		var sum float64
 		for _, i := range part {
 			ls := lsc[i]
-			v := math.Exp(-2 * ls)
+			var v float64
+			if fast {
+				v = b.invVar[i]
+			} else {
+				v = math.Exp(-2 * ls)
+				b.invVar[i] = v
+			}
 			d := t[i] - loc[i]
 			if cens != nil && cens[i] {
 				// -log Q(z), less the log√(2π) added to every row below.
 				s, g0, g1 := censoredRow(d, ls, natural)
 				sum += w[i] * (s - logSqrt2Pi)
-				b.resid[i], b.invVar[i] = d, v
-				b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
+				b.resid[i] = d
+				b.grad0[i], b.grad1[i] = -w[i]*g0, -w[i]*g1
 				continue
 			}
 			z2 := d * d * v
@@ -674,8 +703,8 @@ func (b *booster) gradients(sumW float64) float64 {
 				g0, g1 = -d*v, 1-z2
 			}
 			sum += w[i] * (0.5*z2 + ls)
-			b.resid[i], b.invVar[i] = d, v
-			b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
+			b.resid[i] = d
+			b.grad0[i], b.grad1[i] = -w[i]*g0, -w[i]*g1
 		}
 		return sum
 	})
@@ -791,7 +820,9 @@ func (c *expCache) exp(x float64) float64 {
 func (b *booster) lineSearch(init, sumW float64) (scale, stepNorm float64) {
 	tr, cfg := b.train, b.cfg
 	norm := func(i int) float64 { return math.Hypot(tr.out[0][i], tr.out[1][i]) }
-	if b.batch == nil {
+	if b.useCells {
+		stepNorm = b.cells.stepNorm()
+	} else if b.batch == nil {
 		for i := range tr.n {
 			stepNorm += norm(i)
 		}
@@ -813,7 +844,12 @@ func (b *booster) lineSearch(init, sumW float64) (scale, stepNorm float64) {
 				return e.score
 			}
 		}
-		v := b.batchScore(s, sumW, jac)
+		var v float64
+		if b.useCells {
+			v = b.cells.score(s, sumW) + logSqrt2Pi + jac
+		} else {
+			v = b.batchScore(s, sumW, jac)
+		}
 		if nMemo < len(memo) {
 			memo[nMemo] = struct{ scale, score float64 }{s, v}
 			nMemo++
