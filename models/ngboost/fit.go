@@ -384,9 +384,10 @@ type booster struct {
 	val   *rowData // nil without a validation set
 	rng   *rand.Rand
 
-	batch []int // rows of this iteration, nil when MinibatchFrac is 1
-	cols  []int // features of this iteration, nil when ColSample is 1
-	all   []int // 0..n-1, see allRows
+	batch []int   // rows of this iteration, nil when MinibatchFrac is 1
+	cols  []int   // features of this iteration, nil when ColSample is 1
+	all   []int   // 0..n-1, see allRows
+	sumW  float64 // the weight sum of all training rows, once sample has needed it
 	grad0 []float64
 	grad1 []float64
 	// hess is the trees' hessian of every row: its weight (the training weights
@@ -598,9 +599,12 @@ func (b *booster) sample() float64 {
 	}
 	var sumW float64
 	if b.batch == nil {
-		for _, wi := range tr.w {
-			sumW += wi
+		if b.sumW == 0 {
+			for _, wi := range tr.w {
+				b.sumW += wi
+			}
 		}
+		sumW = b.sumW
 	} else {
 		for _, i := range b.batch {
 			sumW += tr.w[i]
