@@ -31,7 +31,7 @@ func TestLeafCellsMatchRows(t *testing.T) {
 						}
 					}
 					cfg, _ := Config{Dist: f}.withDefaults()
-					tr, err := newRowData("training set", x, y, w, nil, cfg)
+					tr, err := newRowData("training set", x, y, w, nil, cfg, false)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -152,9 +152,11 @@ func rowSlice(x mat.Matrix, lo, hi int) mat.Matrix {
 type rowData struct {
 	n, p   int
 	family Family
-	x      []float64
-	t      []float64
-	w      []float64
+	// x holds the features row-major for walking the trees; nil for a training set
+	// without a minibatch, whose rows' leaves come from the trees' growth.
+	x []float64
+	t []float64
+	w []float64
 	// jac is the term the LogNormal log score adds to the Normal one (log y; 0 for a
 	// censored row); nil otherwise.
 	jac []float64
@@ -165,7 +167,9 @@ type rowData struct {
 	out [2][]float64
 }
 
-func newRowData(name string, x mat.Matrix, y, w []float64, cens []bool, cfg Config) (*rowData, error) {
+// newRowData checks and prepares the rows x, y, w, cens of the set name; keepX keeps a
+// copy of the features, for walking the trees.
+func newRowData(name string, x mat.Matrix, y, w []float64, cens []bool, cfg Config, keepX bool) (*rowData, error) {
 	n, p := x.Dims()
 	if len(y) != n {
 		return nil, fmt.Errorf("ngboost: %s: %d targets for %d rows: %w", name, len(y), n, ErrInvalidData)
@@ -189,14 +193,17 @@ func newRowData(name string, x mat.Matrix, y, w []float64, cens []bool, cfg Conf
 	if n == 0 {
 		return nil, fmt.Errorf("ngboost: %s: no rows: %w", name, ErrInvalidData)
 	}
-	d := &rowData{n: n, p: p, family: cfg.Dist, x: make([]float64, n*p), t: make([]float64, n), w: make([]float64, n)}
-	for i := range n {
-		row := d.x[i*p : (i+1)*p]
-		if rd, ok := x.(mat.RawRowViewer); ok {
-			copy(row, rd.RawRowView(i))
-		} else {
-			for j := range row {
-				row[j] = x.At(i, j)
+	d := &rowData{n: n, p: p, family: cfg.Dist, t: make([]float64, n), w: make([]float64, n)}
+	if keepX {
+		d.x = make([]float64, n*p)
+		for i := range n {
+			row := d.x[i*p : (i+1)*p]
+			if rd, ok := x.(mat.RawRowViewer); ok {
+				copy(row, rd.RawRowView(i))
+			} else {
+				for j := range row {
+					row[j] = x.At(i, j)
+				}
 			}
 		}
 	}
@@ -429,7 +436,7 @@ func fitRun(ctx context.Context, x mat.Matrix, y, w []float64, xVal mat.Matrix, 
 // fitRunCensored is one boosting run on the training rows (x, y, w, cens) with an
 // optional validation set; nil cens means no censored row.
 func fitRunCensored(ctx context.Context, x mat.Matrix, y, w []float64, cens []bool, xVal mat.Matrix, yVal, wVal []float64, censVal []bool, cfg Config) (*Model, error) {
-	train, err := newRowData("training set", x, y, w, cens, cfg)
+	train, err := newRowData("training set", x, y, w, cens, cfg, cfg.MinibatchFrac < 1)
 	if err != nil {
 		return nil, err
 	}
@@ -454,7 +461,7 @@ func fitRunCensored(ctx context.Context, x mat.Matrix, y, w []float64, cens []bo
 		b.threads = runtime.GOMAXPROCS(0)
 	}
 	if xVal != nil {
-		if b.val, err = newRowData("validation set", xVal, yVal, wVal, censVal, cfg); err != nil {
+		if b.val, err = newRowData("validation set", xVal, yVal, wVal, censVal, cfg, true); err != nil {
 			return nil, err
 		}
 		if b.val.p != train.p {
