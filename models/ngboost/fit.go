@@ -273,31 +273,13 @@ func (d *rowData) predictTrees(trees [2]*gbm.Tree, threads int) {
 
 // treeOutputs writes the outputs of the iteration's trees for every training row into
 // train.out: from the leaves GrowTreeLeaves reported for the batch rows, and by walking
-// the trees for the rows outside the batch (a minibatch), whose parameters move too.
+// the trees for the rows outside the batch (a minibatch), whose parameters move too,
+// in the two halves of splitRows. With one parameter (the Exponential) out[1] stays 0.
 func (b *booster) treeOutputs(trees [2]*gbm.Tree) {
 	d := b.train
-	if trees[1] == nil {
-		// One parameter (the Exponential): out[1] stays 0.
-		t, out := trees[0], d.out[0]
-		if b.batch == nil {
-			for i, l := range b.leafOf[0] {
-				out[i] = t.LeafValue(int(l))
-			}
-			return
-		}
-		next := 0
-		for i := range d.n {
-			if next < len(b.batch) && b.batch[next] == i {
-				out[i] = t.LeafValue(int(b.leafOf[0][i]))
-				next++
-				continue
-			}
-			out[i] = t.Predict(d.x[i*d.p : (i+1)*d.p])
-		}
-		return
-	}
+	np := b.cfg.Dist.nParams()
 	if b.batch == nil {
-		for k := range 2 {
+		for k := range np {
 			t, out := trees[k], d.out[k]
 			for i, l := range b.leafOf[k] {
 				out[i] = t.LeafValue(int(l))
@@ -307,18 +289,23 @@ func (b *booster) treeOutputs(trees [2]*gbm.Tree) {
 	}
 	// batch is sorted and without repeats: walk the rows in order, taking the batch
 	// rows' leaves and predicting the others.
-	t0, t1, o0, o1 := trees[0], trees[1], d.out[0], d.out[1]
-	l0, l1 := b.leafOf[0], b.leafOf[1]
-	next := 0
-	for i := range d.n {
-		if next < len(b.batch) && b.batch[next] == i {
-			o0[i], o1[i] = t0.LeafValue(int(l0[i])), t1.LeafValue(int(l1[i]))
-			next++
-			continue
+	b.splitRows(b.allRows(), func(part []int, _ int) float64 {
+		next, _ := slices.BinarySearch(b.batch, part[0])
+		for _, i := range part {
+			if next < len(b.batch) && b.batch[next] == i {
+				for k := range np {
+					d.out[k][i] = trees[k].LeafValue(int(b.leafOf[k][i]))
+				}
+				next++
+				continue
+			}
+			row := d.x[i*d.p : (i+1)*d.p]
+			for k := range np {
+				d.out[k][i] = trees[k].Predict(row)
+			}
 		}
-		row := d.x[i*d.p : (i+1)*d.p]
-		o0[i], o1[i] = t0.Predict(row), t1.Predict(row)
-	}
+		return 0
+	})
 }
 
 // parallelRows is the number of rows from which predictTrees and splitRows split the
