@@ -50,7 +50,14 @@ func testNLL(m *Model, xt mat.Matrix, yt []float64) (nll, rmse float64) {
 // NLL and RMSE.
 func BenchmarkFitPowerPlant(b *testing.B) {
 	x, y, xt, yt := loadSplit(b, "power-plant", 0)
-	cfg := Config{NEstimators: 500, LearningRate: 0.01, MaxDepth: 3}
+	m := benchFit(b, x, y, Config{NEstimators: 500, LearningRate: 0.01, MaxDepth: 3})
+	nll, rmse := testNLL(m, xt, yt)
+	b.ReportMetric(nll, "test-nll")
+	b.ReportMetric(rmse, "test-rmse")
+}
+
+// benchFit runs Fit of x, y with cfg in the benchmark loop and returns the last model.
+func benchFit(b *testing.B, x mat.Matrix, y []float64, cfg Config) *Model {
 	b.ReportAllocs()
 	var m *Model
 	for b.Loop() {
@@ -59,10 +66,8 @@ func BenchmarkFitPowerPlant(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	nll, rmse := testNLL(m, xt, yt)
-	b.ReportMetric(nll, "test-nll")
-	b.ReportMetric(rmse, "test-rmse")
 	benchSink = m
+	return m
 }
 
 // benchModel fits the benchmark model once per benchmark binary.

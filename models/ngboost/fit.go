@@ -152,9 +152,11 @@ func rowSlice(x mat.Matrix, lo, hi int) mat.Matrix {
 type rowData struct {
 	n, p   int
 	family Family
-	x      []float64
-	t      []float64
-	w      []float64
+	// x holds the features row-major for walking the trees; nil for a training set
+	// without a minibatch, whose rows' leaves come from the trees' growth.
+	x []float64
+	t []float64
+	w []float64
 	// jac is the term the LogNormal log score adds to the Normal one (log y; 0 for a
 	// censored row); nil otherwise.
 	jac []float64
@@ -165,7 +167,9 @@ type rowData struct {
 	out [2][]float64
 }
 
-func newRowData(name string, x mat.Matrix, y, w []float64, cens []bool, cfg Config) (*rowData, error) {
+// newRowData checks and prepares the rows x, y, w, cens of the set name; keepX keeps a
+// copy of the features, for walking the trees.
+func newRowData(name string, x mat.Matrix, y, w []float64, cens []bool, cfg Config, keepX bool) (*rowData, error) {
 	n, p := x.Dims()
 	if len(y) != n {
 		return nil, fmt.Errorf("ngboost: %s: %d targets for %d rows: %w", name, len(y), n, ErrInvalidData)
@@ -189,14 +193,17 @@ func newRowData(name string, x mat.Matrix, y, w []float64, cens []bool, cfg Conf
 	if n == 0 {
 		return nil, fmt.Errorf("ngboost: %s: no rows: %w", name, ErrInvalidData)
 	}
-	d := &rowData{n: n, p: p, family: cfg.Dist, x: make([]float64, n*p), t: make([]float64, n), w: make([]float64, n)}
-	for i := range n {
-		row := d.x[i*p : (i+1)*p]
-		if rd, ok := x.(mat.RawRowViewer); ok {
-			copy(row, rd.RawRowView(i))
-		} else {
-			for j := range row {
-				row[j] = x.At(i, j)
+	d := &rowData{n: n, p: p, family: cfg.Dist, t: make([]float64, n), w: make([]float64, n)}
+	if keepX {
+		d.x = make([]float64, n*p)
+		for i := range n {
+			row := d.x[i*p : (i+1)*p]
+			if rd, ok := x.(mat.RawRowViewer); ok {
+				copy(row, rd.RawRowView(i))
+			} else {
+				for j := range row {
+					row[j] = x.At(i, j)
+				}
 			}
 		}
 	}
@@ -266,31 +273,13 @@ func (d *rowData) predictTrees(trees [2]*gbm.Tree, threads int) {
 
 // treeOutputs writes the outputs of the iteration's trees for every training row into
 // train.out: from the leaves GrowTreeLeaves reported for the batch rows, and by walking
-// the trees for the rows outside the batch (a minibatch), whose parameters move too.
+// the trees for the rows outside the batch (a minibatch), whose parameters move too,
+// in the two halves of splitRows. With one parameter (the Exponential) out[1] stays 0.
 func (b *booster) treeOutputs(trees [2]*gbm.Tree) {
 	d := b.train
-	if trees[1] == nil {
-		// One parameter (the Exponential): out[1] stays 0.
-		t, out := trees[0], d.out[0]
-		if b.batch == nil {
-			for i, l := range b.leafOf[0] {
-				out[i] = t.LeafValue(int(l))
-			}
-			return
-		}
-		next := 0
-		for i := range d.n {
-			if next < len(b.batch) && b.batch[next] == i {
-				out[i] = t.LeafValue(int(b.leafOf[0][i]))
-				next++
-				continue
-			}
-			out[i] = t.Predict(d.x[i*d.p : (i+1)*d.p])
-		}
-		return
-	}
+	np := b.cfg.Dist.nParams()
 	if b.batch == nil {
-		for k := range 2 {
+		for k := range np {
 			t, out := trees[k], d.out[k]
 			for i, l := range b.leafOf[k] {
 				out[i] = t.LeafValue(int(l))
@@ -300,18 +289,23 @@ func (b *booster) treeOutputs(trees [2]*gbm.Tree) {
 	}
 	// batch is sorted and without repeats: walk the rows in order, taking the batch
 	// rows' leaves and predicting the others.
-	t0, t1, o0, o1 := trees[0], trees[1], d.out[0], d.out[1]
-	l0, l1 := b.leafOf[0], b.leafOf[1]
-	next := 0
-	for i := range d.n {
-		if next < len(b.batch) && b.batch[next] == i {
-			o0[i], o1[i] = t0.LeafValue(int(l0[i])), t1.LeafValue(int(l1[i]))
-			next++
-			continue
+	b.splitRows(b.allRows(), func(part []int, _ int) float64 {
+		next, _ := slices.BinarySearch(b.batch, part[0])
+		for _, i := range part {
+			if next < len(b.batch) && b.batch[next] == i {
+				for k := range np {
+					d.out[k][i] = trees[k].LeafValue(int(b.leafOf[k][i]))
+				}
+				next++
+				continue
+			}
+			row := d.x[i*d.p : (i+1)*d.p]
+			for k := range np {
+				d.out[k][i] = trees[k].Predict(row)
+			}
 		}
-		row := d.x[i*d.p : (i+1)*d.p]
-		o0[i], o1[i] = t0.Predict(row), t1.Predict(row)
-	}
+		return 0
+	})
 }
 
 // parallelRows is the number of rows from which predictTrees and splitRows split the
@@ -384,17 +378,29 @@ type booster struct {
 	val   *rowData // nil without a validation set
 	rng   *rand.Rand
 
-	batch []int // rows of this iteration, nil when MinibatchFrac is 1
-	cols  []int // features of this iteration, nil when ColSample is 1
-	all   []int // 0..n-1, see allRows
+	batch []int   // rows of this iteration, nil when MinibatchFrac is 1
+	cols  []int   // features of this iteration, nil when ColSample is 1
+	all   []int   // 0..n-1, see allRows
+	sumW  float64 // the weight sum of all training rows, once sample has needed it
 	grad0 []float64
 	grad1 []float64
-	hess  []float64
+	// hess is the trees' hessian of every row: its weight (the training weights
+	// themselves).
+	hess []float64
 	// resid and invVar hold t - loc and exp(-2·log scale) of the batch rows for the
-	// log-score line search.
+	// log-score line search; with fast set, invVar holds it for every row, kept up to
+	// date by applyStep.
 	resid  []float64
 	invVar []float64
-	cache  [2]expCache // one per splitRows half
+	// fast is set for the log score of the Normal and the LogNormal without censored
+	// rows: applyStep keeps invVar up to date (gradients then takes no exp) and the line
+	// search may sum the batch by leaf pair (see leafCells).
+	fast bool
+	// useCells reports that this iteration's line search reads cells.
+	useCells bool
+	cells    leafCells
+	leafVals [2][]float64
+	cache    [2]expCache // one per splitRows half
 	// threads is Config.NumThreads resolved (GOMAXPROCS for 0): the goroutines the
 	// row loops and the trees may use.
 	threads int
@@ -417,7 +423,7 @@ func fitRun(ctx context.Context, x mat.Matrix, y, w []float64, xVal mat.Matrix, 
 // fitRunCensored is one boosting run on the training rows (x, y, w, cens) with an
 // optional validation set; nil cens means no censored row.
 func fitRunCensored(ctx context.Context, x mat.Matrix, y, w []float64, cens []bool, xVal mat.Matrix, yVal, wVal []float64, censVal []bool, cfg Config) (*Model, error) {
-	train, err := newRowData("training set", x, y, w, cens, cfg)
+	train, err := newRowData("training set", x, y, w, cens, cfg, cfg.MinibatchFrac < 1)
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +437,8 @@ func fitRunCensored(ctx context.Context, x mat.Matrix, y, w []float64, cens []bo
 		rng:    rand.New(rand.NewPCG(cfg.RandomState, 0x4e47426f6f7374)), // "NGBoost"
 		grad0:  make([]float64, train.n),
 		grad1:  make([]float64, train.n),
-		hess:   make([]float64, train.n),
+		hess:   train.w,
+		fast:   cfg.Score == LogScore && !cfg.Dist.durationFamily() && train.cens == nil,
 		resid:  make([]float64, train.n),
 		invVar: make([]float64, train.n),
 		leafOf: [2][]int32{make([]int32, train.n), make([]int32, train.n)},
@@ -441,7 +448,7 @@ func fitRunCensored(ctx context.Context, x mat.Matrix, y, w []float64, cens []bo
 		b.threads = runtime.GOMAXPROCS(0)
 	}
 	if xVal != nil {
-		if b.val, err = newRowData("validation set", xVal, yVal, wVal, censVal, cfg); err != nil {
+		if b.val, err = newRowData("validation set", xVal, yVal, wVal, censVal, cfg, true); err != nil {
 			return nil, err
 		}
 		if b.val.p != train.p {
@@ -461,6 +468,12 @@ func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
 		return nil, err
 	}
 	tr.setParams(init)
+	if b.fast {
+		v := math.Exp(-2 * init[1])
+		for i := range b.invVar {
+			b.invVar[i] = v
+		}
+	}
 	var valSumW float64
 	if b.val != nil {
 		b.val.setParams(init)
@@ -495,22 +508,27 @@ func (b *booster) run(ctx context.Context, y, w []float64) (*Model, error) {
 		if !finite(trainScore) {
 			return nil, fmt.Errorf("ngboost: iteration %d: training score is %v: %w", iter, trainScore, ErrInvalidData)
 		}
-		var trees [2]*gbm.Tree
-		for k, g := range [][]float64{b.grad0, b.grad1}[:cfg.Dist.nParams()] {
-			t, err := gbm.GrowTreeLeaves(b.ds, g, b.hess, b.batch, b.cols, b.tree, b.leafOf[k])
-			if err != nil {
-				return nil, fmt.Errorf("ngboost: iteration %d, parameter %d: %w", iter, k, err)
-			}
-			trees[k] = t
+		trees, err := b.growTrees()
+		if err != nil {
+			return nil, fmt.Errorf("ngboost: iteration %d, %w", iter, err)
 		}
-		b.treeOutputs(trees)
+		b.useCells = b.fast && trees[0].NLeaves() <= maxLeaves && trees[1].NLeaves() <= maxLeaves
+		if b.useCells {
+			for k := range 2 {
+				b.leafVals[k] = b.leafVals[k][:0]
+				for j := range trees[k].NLeaves() {
+					b.leafVals[k] = append(b.leafVals[k], trees[k].LeafValue(j))
+				}
+			}
+			b.cells.fill(b, b.batch, b.leafOf, b.leafVals)
+		}
+		if !b.useCells || b.batch != nil {
+			b.treeOutputs(trees)
+		}
 		scale, stepNorm := b.lineSearch(trainScore, sumW)
 		step := cfg.LearningRate * scale
+		b.applyStep(step)
 		for k := range 2 {
-			p, o := tr.param[k], tr.out[k]
-			for i := range p {
-				p[i] -= step * o[i]
-			}
 			if trees[k] != nil {
 				scaled[k] = append(scaled[k], trees[k].Scaled(-step))
 			}
@@ -575,9 +593,12 @@ func (b *booster) sample() float64 {
 	}
 	var sumW float64
 	if b.batch == nil {
-		for _, wi := range tr.w {
-			sumW += wi
+		if b.sumW == 0 {
+			for _, wi := range tr.w {
+				b.sumW += wi
+			}
 		}
+		sumW = b.sumW
 	} else {
 		for _, i := range b.batch {
 			sumW += tr.w[i]
@@ -622,7 +643,7 @@ func (b *booster) gradients(sumW float64) float64 {
 					g0, g1 = durationNatural(f, loc[i], g0, g1)
 				}
 				sum += w[i] * s
-				b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
+				b.grad0[i], b.grad1[i] = -w[i]*g0, -w[i]*g1
 			}
 			return sum
 		})
@@ -644,25 +665,31 @@ func (b *booster) gradients(sumW float64) float64 {
 					g1 /= e * e * invSqrtPi / 2
 				}
 				sum += w[i] * s
-				b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
+				b.grad0[i], b.grad1[i] = -w[i]*g0, -w[i]*g1
 			}
 			return sum
 		})
 		return sum/sumW + tr.jacMean(b.batch, sumW)
 	}
-	cens := tr.cens
+	cens, fast := tr.cens, b.fast
 	sum := b.splitRows(rows, func(part []int, _ int) float64 {
 		var sum float64
 		for _, i := range part {
 			ls := lsc[i]
-			v := math.Exp(-2 * ls)
+			var v float64
+			if fast {
+				v = b.invVar[i]
+			} else {
+				v = math.Exp(-2 * ls)
+				b.invVar[i] = v
+			}
 			d := t[i] - loc[i]
 			if cens != nil && cens[i] {
 				// -log Q(z), less the log√(2π) added to every row below.
 				s, g0, g1 := censoredRow(d, ls, natural)
 				sum += w[i] * (s - logSqrt2Pi)
-				b.resid[i], b.invVar[i] = d, v
-				b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
+				b.resid[i] = d
+				b.grad0[i], b.grad1[i] = -w[i]*g0, -w[i]*g1
 				continue
 			}
 			z2 := d * d * v
@@ -674,8 +701,8 @@ func (b *booster) gradients(sumW float64) float64 {
 				g0, g1 = -d*v, 1-z2
 			}
 			sum += w[i] * (0.5*z2 + ls)
-			b.resid[i], b.invVar[i] = d, v
-			b.grad0[i], b.grad1[i], b.hess[i] = -w[i]*g0, -w[i]*g1, w[i]
+			b.resid[i] = d
+			b.grad0[i], b.grad1[i] = -w[i]*g0, -w[i]*g1
 		}
 		return sum
 	})
@@ -791,7 +818,9 @@ func (c *expCache) exp(x float64) float64 {
 func (b *booster) lineSearch(init, sumW float64) (scale, stepNorm float64) {
 	tr, cfg := b.train, b.cfg
 	norm := func(i int) float64 { return math.Hypot(tr.out[0][i], tr.out[1][i]) }
-	if b.batch == nil {
+	if b.useCells {
+		stepNorm = b.cells.stepNorm()
+	} else if b.batch == nil {
 		for i := range tr.n {
 			stepNorm += norm(i)
 		}
@@ -813,7 +842,12 @@ func (b *booster) lineSearch(init, sumW float64) (scale, stepNorm float64) {
 				return e.score
 			}
 		}
-		v := b.batchScore(s, sumW, jac)
+		var v float64
+		if b.useCells {
+			v = b.cells.score(s, sumW) + logSqrt2Pi + jac
+		} else {
+			v = b.batchScore(s, sumW, jac)
+		}
 		if nMemo < len(memo) {
 			memo[nMemo] = struct{ scale, score float64 }{s, v}
 			nMemo++

@@ -201,7 +201,7 @@ func TestLineSearch(t *testing.T) {
 			for _, f := range allFamilies {
 				x, y, _, _ := synth(rng, n, f)
 				cfg, _ := Config{Dist: f, Score: r}.withDefaults()
-				tr, err := newRowData("training set", x, y, nil, nil, cfg)
+				tr, err := newRowData("training set", x, y, nil, nil, cfg, false)
 				if err != nil {
 					t.Fatal(err)
 				}

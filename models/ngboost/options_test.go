@@ -16,6 +16,15 @@ import (
 // wide draws n rows of p uniform features of which only the first two matter, with
 // μ(x) = 3 sin(2π x₀) + 2 x₁ and σ(x) = 0.3 + 1.5 x₁ as in synth, Normal targets.
 func wide(rng *rand.Rand, n, p int) (*mat.Dense, []float64) {
+	return uniformRows(rng, n, p, func(row []float64) float64 {
+		mu, sd := 3*math.Sin(2*math.Pi*row[0])+2*row[1], 0.3+1.5*row[1]
+		return mu + sd*rng.NormFloat64()
+	})
+}
+
+// uniformRows draws n rows of p features uniform on [0, 1), each followed by its
+// target target(row).
+func uniformRows(rng *rand.Rand, n, p int, target func(row []float64) float64) (*mat.Dense, []float64) {
 	x := mat.NewDense(n, p, nil)
 	y := make([]float64, n)
 	for i := range n {
@@ -23,8 +32,7 @@ func wide(rng *rand.Rand, n, p int) (*mat.Dense, []float64) {
 		for j := range row {
 			row[j] = rng.Float64()
 		}
-		mu, sd := 3*math.Sin(2*math.Pi*row[0])+2*row[1], 0.3+1.5*row[1]
-		y[i] = mu + sd*rng.NormFloat64()
+		y[i] = target(row)
 	}
 	return x, y
 }
