@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	pathpkg "path"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -44,24 +45,24 @@ type limiter struct {
 // in m.
 func newLimiter(max int, m *Metrics) *limiter {
 	l := &limiter{max: int64(max), m: m, inflight: map[string]*atomic.Int64{}, shed: map[string]*status.Status{}}
-	for _, md := range pb.Predictor_ServiceDesc.Methods {
-		full := "/" + pb.Predictor_ServiceDesc.ServiceName + "/" + md.MethodName
+	predictorMethods(func(name, full string) {
 		l.inflight[full] = new(atomic.Int64)
-		l.shed[full] = shedStatus(md.MethodName, max)
-	}
+		l.shed[full] = shedStatus(name, LimitMaxInflight, int64(max), "requests of the method already in flight")
+	})
 	return l
 }
 
-// shedStatus is the RESOURCE_EXHAUSTED status of a request of method shed at max in
-// flight: its message names the limit, a QuotaFailure says which, and a RetryInfo says
-// that the request may be retried (other RESOURCE_EXHAUSTED errors, such as a request
-// over --max-recv-bytes, carry none: retrying them cannot help).
-func shedStatus(method string, max int) *status.Status {
-	st := status.New(codes.ResourceExhausted, fmt.Sprintf(
-		"%s: %d requests of the method already in flight, the limit (--max-inflight); retry later", method, max))
+// shedStatus is the RESOURCE_EXHAUSTED status of a request of method shed by the
+// limit named limit (a Limit constant, whose flag is --limit with dashes) of value:
+// msg says why, a QuotaFailure names the limit, and a RetryInfo says that the request
+// may be retried (other RESOURCE_EXHAUSTED errors, such as a request over
+// --max-recv-bytes, carry none: retrying them cannot help).
+func shedStatus(method, limit string, value int64, msg string) *status.Status {
+	flag := "--" + strings.ReplaceAll(limit, "_", "-")
+	st := status.New(codes.ResourceExhausted, fmt.Sprintf("%s: %s, the limit (%s %d); retry later", method, msg, flag, value))
 	withDetails, err := st.WithDetails(
 		&errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{
-			Subject: "method:" + method, Description: fmt.Sprintf("%s %d (--max-inflight)", LimitMaxInflight, max),
+			Subject: "method:" + method, Description: fmt.Sprintf("%s %d (%s)", limit, value, flag),
 		}}},
 		&errdetails.RetryInfo{RetryDelay: durationpb.New(ShedRetryDelay)},
 	)
@@ -69,6 +70,13 @@ func shedStatus(method string, max int) *status.Status {
 		panic("server: encoding shed status details: " + err.Error()) // fixed, valid messages
 	}
 	return withDetails
+}
+
+// predictorMethods calls f with the short and full name of every Predictor method.
+func predictorMethods(f func(name, full string)) {
+	for _, md := range pb.Predictor_ServiceDesc.Methods {
+		f(md.MethodName, "/"+pb.Predictor_ServiceDesc.ServiceName+"/"+md.MethodName)
+	}
 }
 
 // tap admits the stream of info when its method has a free slot, and otherwise refuses

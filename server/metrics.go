@@ -37,7 +37,7 @@ type Metrics struct {
 //	predictd_model_reload_duration_seconds{role}                  time to load and verify a bundle
 //	predictd_model_faults_total{kind,role}                        invalid model outputs (request failed INTERNAL)
 //	predictd_model_champion_fallback                              1 while an older version serves in place of the champion pointer's
-//	predictd_requests_shed_total{method,limit}                    requests refused with RESOURCE_EXHAUSTED before being read
+//	predictd_requests_shed_total{method,limit}                    requests refused with RESOURCE_EXHAUSTED before being decoded
 //
 // Label sets are bounded: kinds, roles, gRPC methods and codes are fixed lists, and
 // the only version label, of predictd_model_info, has one series per role at a time

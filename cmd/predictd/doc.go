@@ -46,10 +46,17 @@
 //	--max-response-bytes 4MiB    response size (a plan loses its least likely nodes)
 //	--max-request-time 10s       run time whatever the deadline
 //	--max-recv-bytes 8MiB        request size (RESOURCE_EXHAUSTED above)
-//	--max-inflight 16            requests of one method at once; more are shed with
-//	                             RESOURCE_EXHAUSTED before being read, counted in
-//	                             predictd_requests_shed_total (raise it for small
-//	                             requests on a busy machine: see BENCHMARKS.md)
+//	--max-inflight 64            requests of one method in flight at once; more are
+//	                             shed with RESOURCE_EXHAUSTED before being read
+//	--max-request-memory 128MiB  estimated memory of the admitted requests (8 bytes
+//	                             per byte of a message); a message that does not fit
+//	                             is shed before being decoded. Sheds of both carry a
+//	                             RetryInfo and are counted in
+//	                             predictd_requests_shed_total{limit}. Memory is at
+//	                             most about 30 MB + --max-request-memory + the
+//	                             messages being read (at most --max-inflight ×
+//	                             --max-recv-bytes per method, in practice what
+//	                             clients send at once)
 //	--max-concurrent-streams 256 streams per connection
 //	--keepalive-min-time 10s     fastest client ping rate tolerated
 //	--keepalive-time 1m0s        ping a silent connection, and close it when the ack
