@@ -39,20 +39,18 @@ const (
 	// about 14,000 builds whatever --max-batch said.
 	DefaultMaxRecvBytes = 8 << 20
 	// DefaultMaxInflight is the number of requests of one method in flight at once,
-	// counted from their headers; more are shed with RESOURCE_EXHAUSTED before their
-	// message is read. It only bounds the streams whose messages are being read before
-	// they are weighed (MaxRequestMemory bounds the rest), so it is high: 2,000
-	// single-build requests/s need one or two in flight, but a process stalled for
-	// 25 ms (this VM does that several times a second) finds 50 arrived at once, and
-	// 16 shed 470 of 120,000 such requests where 64 shed none (BENCHMARKS.md).
-	DefaultMaxInflight = 64
+	// counted from their headers, over all connections; more are shed with
+	// RESOURCE_EXHAUSTED before their message is read. It only bounds the streams whose
+	// messages are read before they are weighed (MaxRequestMemory bounds the rest), so
+	// it is high: 2,000 single-build requests/s need one or two in flight, but a
+	// process stalled for 25 ms (this VM does that several times a second) finds 50
+	// arrived at once, and 16 shed 470 of 120,000 such requests (BENCHMARKS.md).
+	DefaultMaxInflight = 256
 	// DefaultMaxRequestMemory is the estimated memory the admitted requests may hold at
 	// once: 128 MiB is five 10,000-build batches (2.8 MB each on the wire, 22 MB of
 	// weight), more than two cores score at once, or 50,000 single-build requests. It
 	// leaves room under 512 MB for the process (about 30 MB) and for the messages of
-	// streams read but not yet weighed (up to MaxInflight per method): 128 concurrent
-	// 10,000-build batches peaked at 309 MB with it and at 434–455 MB with 192 or
-	// 256 MiB (BENCHMARKS.md).
+	// streams read but not yet weighed (BENCHMARKS.md, "Memory-weighted admission").
 	DefaultMaxRequestMemory = 128 << 20
 	// RequestMemoryPerByte is the estimated memory a request holds per byte of its
 	// message: the decoded message (about 3 bytes per wire byte for builds and
@@ -61,8 +59,14 @@ const (
 	// 20 MB of predictd's RSS in flight (BENCHMARKS.md), 7 per byte; 8 rounds up.
 	RequestMemoryPerByte = 8
 	// DefaultMaxConcurrentStreams is the number of streams one connection may open at
-	// once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); a client above it waits.
-	DefaultMaxConcurrentStreams = 256
+	// once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); a gRPC client above it waits for a
+	// stream to end instead of failing. It bounds the messages one client has read at
+	// once before they are weighed (32 × 2.8 MB for 10,000-build batches), where
+	// MaxInflight bounds all clients': with 32, one connection sending 128 concurrent
+	// batches peaked at 360 MB where 256 streams and MaxInflight 64 peaked at 309–359 MB
+	// and MaxInflight 128 at 766–805 MB, and 2,000 single requests/s lost none to
+	// shedding (BENCHMARKS.md).
+	DefaultMaxConcurrentStreams = 32
 	// DefaultKeepaliveMinTime is the shortest interval between client pings the
 	// server tolerates; a client pinging more often is disconnected (GOAWAY
 	// too_many_pings). gRPC's own default is 5 minutes.

@@ -97,3 +97,41 @@ func TestHandshakeTimeout(t *testing.T) {
 		return
 	}
 }
+
+// TestMaxConcurrentStreams: the server's HTTP/2 settings announce the streams one
+// connection may open, DefaultMaxConcurrentStreams when the limit is zero; a gRPC client
+// above it waits for a stream to end instead of sending more (and being shed).
+func TestMaxConcurrentStreams(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		limit int
+		want  uint32
+	}{
+		{"default", 0, server.DefaultMaxConcurrentStreams},
+		{"set", 7, 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn := serveOptions(t, server.Limits{MaxConcurrentStreams: tc.limit})
+			if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
+				t.Fatal(err)
+			}
+			fr := http2.NewFramer(conn, conn)
+			if err := fr.WriteSettings(); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				f, err := fr.ReadFrame()
+				if err != nil {
+					t.Fatalf("connection ended with %v before the server's settings", err)
+				}
+				if s, ok := f.(*http2.SettingsFrame); ok && !s.IsAck() {
+					got, ok := s.Value(http2.SettingMaxConcurrentStreams)
+					if !ok || got != tc.want {
+						t.Errorf("SETTINGS_MAX_CONCURRENT_STREAMS = %d (sent %v), want %d", got, ok, tc.want)
+					}
+					return
+				}
+			}
+		})
+	}
+}
