@@ -61,11 +61,10 @@ const (
 	// DefaultMaxConcurrentStreams is the number of streams one connection may open at
 	// once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); a gRPC client above it waits for a
 	// stream to end instead of failing. It bounds the messages one client has read at
-	// once before they are weighed (32 × 2.8 MB for 10,000-build batches), where
-	// MaxInflight bounds all clients': with 32, one connection sending 128 concurrent
-	// batches peaked at 360 MB where 256 streams and MaxInflight 64 peaked at 309–359 MB
-	// and MaxInflight 128 at 766–805 MB, and 2,000 single requests/s lost none to
-	// shedding (BENCHMARKS.md).
+	// once before they are weighed, where MaxInflight bounds all clients': one
+	// connection sending 128 concurrent 10,000-build batches peaked at 351–357 MB with
+	// 32 (766–805 MB with 256 and MaxInflight 128), and 2,000 single requests/s on one
+	// connection lost none to shedding (BENCHMARKS.md, "Memory-weighted admission").
 	DefaultMaxConcurrentStreams = 32
 	// DefaultKeepaliveMinTime is the shortest interval between client pings the
 	// server tolerates; a client pinging more often is disconnected (GOAWAY

@@ -83,7 +83,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		shedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "predictd_requests_shed_total",
-			Help: "Requests refused with RESOURCE_EXHAUSTED before their message was read, by method and the limit that refused them (max_inflight).",
+			Help: "Requests refused with RESOURCE_EXHAUSTED before their message was decoded, by method and the limit that refused them (max_inflight, max_request_memory).",
 		}, []string{"method", "limit"}),
 		modelInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "predictd_model_info",
