@@ -34,6 +34,8 @@ const ShedRetryDelay = 10 * time.Millisecond
 type limiter struct {
 	max int64
 	m   *Metrics
+	// w weighs the messages of the streams admitted.
+	w *weigher
 	// inflight maps every Predictor method's full name to its count, and shed to the
 	// status its refused requests get; both are read-only after newLimiter, so lookups
 	// need no lock.
@@ -42,9 +44,9 @@ type limiter struct {
 }
 
 // newLimiter returns a limiter of max requests per Predictor method recording sheds
-// in m.
-func newLimiter(max int, m *Metrics) *limiter {
-	l := &limiter{max: int64(max), m: m, inflight: map[string]*atomic.Int64{}, shed: map[string]*status.Status{}}
+// in m, whose streams w weighs.
+func newLimiter(max int, m *Metrics, w *weigher) *limiter {
+	l := &limiter{max: int64(max), m: m, w: w, inflight: map[string]*atomic.Int64{}, shed: map[string]*status.Status{}}
 	predictorMethods(func(name, full string) {
 		l.inflight[full] = new(atomic.Int64)
 		l.shed[full] = shedStatus(name, LimitMaxInflight, int64(max), "requests of the method already in flight")
@@ -79,9 +81,11 @@ func predictorMethods(f func(name, full string)) {
 	}
 }
 
-// tap admits the stream of info when its method has a free slot, and otherwise refuses
-// it with RESOURCE_EXHAUSTED naming the limit. Methods of other services (health,
-// reflection) are not limited. It runs under the transport's lock: it never blocks.
+// tap admits the stream of info when its method has a free slot, giving it a ticket
+// (in its context) that the weigher completes and that gives both back when the stream's
+// context ends; otherwise it refuses the stream with RESOURCE_EXHAUSTED naming the
+// limit. Methods of other services (health, reflection) are not limited. It runs under
+// the transport's lock: it never blocks.
 func (l *limiter) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
 	n, ok := l.inflight[info.FullMethodName]
 	if !ok {
@@ -92,8 +96,9 @@ func (l *limiter) tap(ctx context.Context, info *tap.Info) (context.Context, err
 		l.m.shed(pathpkg.Base(info.FullMethodName), LimitMaxInflight)
 		return ctx, l.shed[info.FullMethodName].Err()
 	}
-	context.AfterFunc(ctx, func() { n.Add(-1) })
-	return ctx, nil
+	t := &ticket{slot: n, w: l.w}
+	context.AfterFunc(ctx, t.release)
+	return context.WithValue(ctx, ticketKey{}, t), nil
 }
 
 // compile-time check that tap is a tap.ServerInHandle.

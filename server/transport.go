@@ -34,7 +34,7 @@ func ServerOptions(l Limits, m *Metrics) ([]grpc.ServerOption, error) {
 			Timeout:           l.KeepaliveTimeout,
 		}),
 		grpc.ConnectionTimeout(l.HandshakeTimeout),
-		grpc.InTapHandle(newLimiter(l.MaxInflight, m).tap),
-		grpc.ForceServerCodecV2(admitCodec{CodecV2: encoding.GetCodecV2(proto.Name), w: newWeigher(l.MaxRequestMemory, m)}),
+		grpc.InTapHandle(newLimiter(l.MaxInflight, m, newWeigher(l.MaxRequestMemory, m)).tap),
+		grpc.ForceServerCodecV2(admitCodec{encoding.GetCodecV2(proto.Name)}),
 	}, nil
 }
