@@ -2,14 +2,12 @@ package server_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
@@ -102,20 +100,10 @@ func TestWeightedAdmission(t *testing.T) {
 func TestRegisterPredictorNeedsOptions(t *testing.T) {
 	gs := grpc.NewServer()
 	server.RegisterPredictor(gs, &sizedPredictor{})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go gs.Serve(lis)
-	t.Cleanup(gs.Stop)
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	c := serveClient(t, gs)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err = pb.NewPredictorClient(conn).PredictBuildTime(ctx, &pb.PredictBuildTimeRequest{Changes: []*pb.Change{{ChangeId: "c"}}})
+	_, err := c.PredictBuildTime(ctx, &pb.PredictBuildTimeRequest{Changes: []*pb.Change{{ChangeId: "c"}}})
 	if status.Code(err) != codes.Internal {
 		t.Errorf("PredictBuildTime without ServerOptions = %v, want INTERNAL", err)
 	}

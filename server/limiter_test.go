@@ -47,6 +47,12 @@ func startLimited(t *testing.T, l server.Limits, svc pb.PredictorServer) (pb.Pre
 	}
 	gs := grpc.NewServer(opts...)
 	server.RegisterPredictor(gs, svc)
+	return serveClient(t, gs), promReg
+}
+
+// serveClient serves gs on 127.0.0.1:0 until the test ends and returns a client of it.
+func serveClient(t *testing.T, gs *grpc.Server) pb.PredictorClient {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +64,7 @@ func startLimited(t *testing.T, l server.Limits, svc pb.PredictorServer) (pb.Pre
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return pb.NewPredictorClient(conn), promReg
+	return pb.NewPredictorClient(conn)
 }
 
 // TestLimiterSheds: with --max-inflight 2 and two requests of a method in flight, a

@@ -41,11 +41,10 @@ func serveOptions(t *testing.T, l server.Limits) net.Conn {
 	return conn
 }
 
-// TestKeepaliveEnforcement: a client pinging faster than KeepaliveMinTime is sent
-// GOAWAY too_many_pings (ENHANCE_YOUR_CALM); gRPC's own policy would allow one ping
-// per 5 minutes with a stream open and none without. Issue 14 item 4.
-func TestKeepaliveEnforcement(t *testing.T) {
-	conn := serveOptions(t, server.Limits{KeepaliveMinTime: time.Hour})
+// clientFramer starts HTTP/2 on conn as a client (preface and empty settings) and
+// returns its framer.
+func clientFramer(t *testing.T, conn net.Conn) *http2.Framer {
+	t.Helper()
 	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +52,14 @@ func TestKeepaliveEnforcement(t *testing.T) {
 	if err := fr.WriteSettings(); err != nil {
 		t.Fatal(err)
 	}
+	return fr
+}
+
+// TestKeepaliveEnforcement: a client pinging faster than KeepaliveMinTime is sent
+// GOAWAY too_many_pings (ENHANCE_YOUR_CALM); gRPC's own policy would allow one ping
+// per 5 minutes with a stream open and none without. Issue 14 item 4.
+func TestKeepaliveEnforcement(t *testing.T) {
+	fr := clientFramer(t, serveOptions(t, server.Limits{KeepaliveMinTime: time.Hour}))
 	go func() {
 		// The server allows two strikes; the fourth ping is surely over. Write
 		// errors after the GOAWAY are expected.
@@ -111,14 +118,7 @@ func TestMaxConcurrentStreams(t *testing.T) {
 		{"set", 7, 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			conn := serveOptions(t, server.Limits{MaxConcurrentStreams: tc.limit})
-			if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
-				t.Fatal(err)
-			}
-			fr := http2.NewFramer(conn, conn)
-			if err := fr.WriteSettings(); err != nil {
-				t.Fatal(err)
-			}
+			fr := clientFramer(t, serveOptions(t, server.Limits{MaxConcurrentStreams: tc.limit}))
 			for {
 				f, err := fr.ReadFrame()
 				if err != nil {
