@@ -47,11 +47,13 @@ const (
 	// arrived at once, and 16 shed 470 of 120,000 such requests (BENCHMARKS.md).
 	DefaultMaxInflight = 256
 	// DefaultMaxRequestMemory is the estimated memory the admitted requests may hold at
-	// once: 128 MiB is five 10,000-build batches (2.8 MB each on the wire, 22 MB of
-	// weight), more than two cores score at once, or 50,000 single-build requests. It
-	// leaves room under 512 MB for the process (about 30 MB) and for the messages of
-	// streams read but not yet weighed (BENCHMARKS.md, "Memory-weighted admission").
-	DefaultMaxRequestMemory = 128 << 20
+	// once: 64 MiB is two 10,000-build batches (2.8 MB each on the wire, 22 MB of
+	// weight), as many as two cores score at once, or 25,000 single-build requests. It
+	// leaves room under 512 MB for the process (about 30 MB), for the messages of
+	// streams read but not yet weighed, and for the garbage of finished requests: 128
+	// concurrent 10,000-build batches on one connection peaked at 286–311 MB with it,
+	// and at 351–905 MB with 128 MiB (BENCHMARKS.md, "Memory-weighted admission").
+	DefaultMaxRequestMemory = 64 << 20
 	// RequestMemoryPerByte is the estimated memory a request holds per byte of its
 	// message: the decoded message (about 3 bytes per wire byte for builds and
 	// changes), the features and outputs, the response and its encoding, and the

@@ -49,7 +49,7 @@
 //	--max-inflight 256           requests of one method in flight at once (all
 //	                             connections); more are shed with RESOURCE_EXHAUSTED
 //	                             before being read
-//	--max-request-memory 128MiB  estimated memory of the admitted requests (8 bytes
+//	--max-request-memory 64MiB   estimated memory of the admitted requests (8 bytes
 //	                             per byte of a message); a message that does not fit
 //	                             is shed before being decoded. Sheds of both carry a
 //	                             RetryInfo and are counted in
@@ -66,6 +66,11 @@
 //	--keepalive-timeout 20s      does not come in time
 //	--max-connection-idle 15m0s  close a connection without requests
 //	--handshake-timeout 10s      connection setup (TLS handshake, HTTP/2 preface)
+//
+// --memory-limit (384 MiB; 0 leaves $GOMEMLIMIT's) is the Go runtime's soft memory
+// limit: admission releases a request's weight when its stream ends, but the collector
+// would otherwise let the garbage of finished requests grow the heap to twice what is
+// live before collecting it.
 //
 // # Authentication
 //
