@@ -51,22 +51,26 @@ const (
 	// weight), as many as two cores score at once, or 25,000 single-build requests. It
 	// leaves room under 512 MB for the process (about 30 MB), for the messages of
 	// streams read but not yet weighed, and for the garbage of finished requests: 128
-	// concurrent 10,000-build batches on one connection peaked at 286–311 MB with it,
-	// and at 351–905 MB with 128 MiB (BENCHMARKS.md, "Memory-weighted admission").
+	// concurrent 10,000-build batches on one connection peaked at 282–311 MB with it
+	// (and predictd's --memory-limit), and at 351–906 MB with 128 MiB (BENCHMARKS.md,
+	// "Memory-weighted admission").
 	DefaultMaxRequestMemory = 64 << 20
 	// RequestMemoryPerByte is the estimated memory a request holds per byte of its
 	// message: the decoded message (about 3 bytes per wire byte for builds and
 	// changes), the features and outputs, the response and its encoding, and the
 	// garbage collector's headroom over them. A 10,000-build batch of 2.8 MB took about
-	// 20 MB of predictd's RSS in flight (BENCHMARKS.md), 7 per byte; 8 rounds up.
+	// 20 MB of predictd's RSS in flight (BENCHMARKS.md), 7 per byte; 8 rounds up. It
+	// leaves out the garbage a finished request leaves until the next collection, which
+	// DefaultMaxRequestMemory's margin covers.
 	RequestMemoryPerByte = 8
 	// DefaultMaxConcurrentStreams is the number of streams one connection may open at
 	// once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); a gRPC client above it waits for a
 	// stream to end instead of failing. It bounds the messages one client has read at
-	// once before they are weighed, where MaxInflight bounds all clients': one
-	// connection sending 128 concurrent 10,000-build batches peaked at 351–357 MB with
-	// 32 (766–805 MB with 256 and MaxInflight 128), and 2,000 single requests/s on one
-	// connection lost none to shedding (BENCHMARKS.md, "Memory-weighted admission").
+	// once before they are weighed, where MaxInflight bounds all clients': with 256
+	// streams and MaxInflight 128, one connection sending 128 concurrent 10,000-build
+	// batches peaked at 767–805 MB, and with 32 (and the other defaults) at 282–311 MB;
+	// 2,000 single requests/s on one connection lost none to shedding (BENCHMARKS.md,
+	// "Memory-weighted admission").
 	DefaultMaxConcurrentStreams = 32
 	// DefaultKeepaliveMinTime is the shortest interval between client pings the
 	// server tolerates; a client pinging more often is disconnected (GOAWAY
