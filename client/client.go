@@ -152,7 +152,7 @@ func call[Req, Resp any](ctx context.Context, c *Client, req Req, f func(context
 // retryDelay reports whether err may be retried and the shortest wait the server asked
 // for. Unavailable (no model loaded yet, a server going away) is retried; so is
 // ResourceExhausted carrying an errdetails.RetryInfo, which predictd attaches only to
-// requests it shed under load (--max-inflight), not to requests too large to ever pass.
+// requests it shed under load (--max-inflight, --max-request-memory), not to requests too large to ever pass.
 func retryDelay(err error) (floor time.Duration, ok bool) {
 	st, _ := status.FromError(err)
 	switch st.Code() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -46,16 +47,26 @@ func benchSpeculationRequest(n int) *pb.ScoreSpeculationRequest {
 
 var benchSink proto.Message
 
-// benchmarkBuildTime times PredictBuildTime of n builds, over loopback gRPC or by
-// calling the service in process.
-func benchmarkBuildTime(b *testing.B, n int, loopback bool) {
-	e := newTestEnv(b, server.Config{}, true)
+// benchmarkBuildTime times PredictBuildTime of n builds, over loopback gRPC (through the
+// options and admission predictd serves with) or by calling the service in process.
+// With deadline every request carries a deadline (an hour away) that comes before the
+// server's --max-request-time (set to two hours), as merge-queue clients set one.
+func benchmarkBuildTime(b *testing.B, n int, loopback, deadline bool) {
+	var cfg server.Config
+	ctx := context.Background()
+	if deadline {
+		cfg.Limits.MaxRequestTime = 2 * time.Hour
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Hour)
+		defer cancel()
+	}
+	e := newTestEnv(b, cfg, true)
 	req := benchBuildRequest(n)
-	svc, err := server.NewPredictor(server.Config{Repo: e.repo, Log: discard}, e.models)
+	cfg.Repo, cfg.Log = e.repo, discard
+	svc, err := server.NewPredictor(cfg, e.models)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
 		var resp *pb.PredictBuildTimeResponse
@@ -71,10 +82,14 @@ func benchmarkBuildTime(b *testing.B, n int, loopback bool) {
 	}
 }
 
-func BenchmarkPredictBuildTime1InProcess(b *testing.B)    { benchmarkBuildTime(b, 1, false) }
-func BenchmarkPredictBuildTime1Loopback(b *testing.B)     { benchmarkBuildTime(b, 1, true) }
-func BenchmarkPredictBuildTime1000InProcess(b *testing.B) { benchmarkBuildTime(b, 1000, false) }
-func BenchmarkPredictBuildTime1000Loopback(b *testing.B)  { benchmarkBuildTime(b, 1000, true) }
+func BenchmarkPredictBuildTime1InProcess(b *testing.B)    { benchmarkBuildTime(b, 1, false, false) }
+func BenchmarkPredictBuildTime1Loopback(b *testing.B)     { benchmarkBuildTime(b, 1, true, false) }
+func BenchmarkPredictBuildTime1000InProcess(b *testing.B) { benchmarkBuildTime(b, 1000, false, false) }
+func BenchmarkPredictBuildTime1000Loopback(b *testing.B)  { benchmarkBuildTime(b, 1000, true, false) }
+func BenchmarkPredictBuildTime1DeadlineInProcess(b *testing.B) {
+	benchmarkBuildTime(b, 1, false, true)
+}
+func BenchmarkPredictBuildTime1DeadlineLoopback(b *testing.B) { benchmarkBuildTime(b, 1, true, true) }
 
 func benchmarkSpeculation(b *testing.B, n int, loopback bool) {
 	e := newTestEnv(b, server.Config{}, true)

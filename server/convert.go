@@ -178,23 +178,54 @@ func batchSize(n, max int, field string, v *violations) {
 	}
 }
 
+// smallIndex is the most changes a changeIndex scans instead of hashing: a request of a
+// few changes (the single-request path) then allocates no map.
+const smallIndex = 8
+
+// changeIndex finds the changes of a request by id, the first of each id.
+type changeIndex struct {
+	changes []datasets.Change
+	// ids maps an id to its first change; nil when there are at most smallIndex
+	// changes, which find scans.
+	ids map[string]int
+}
+
+// find returns the index of the first change of id, and whether there is one; the
+// changes before limit are searched (all of them for a map).
+func (x changeIndex) find(id string, limit int) (int, bool) {
+	if x.ids != nil {
+		i, ok := x.ids[id]
+		return i, ok
+	}
+	for i := range min(limit, len(x.changes)) {
+		if x.changes[i].ChangeID == id {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
 // changeSet converts a list of changes and indexes them by id, recording duplicate ids.
-func changeSet(list []*pb.Change, repo, field string, v *violations) ([]datasets.Change, map[string]int) {
-	changes := make([]datasets.Change, len(list))
-	index := make(map[string]int, len(list))
+func changeSet(list []*pb.Change, repo, field string, v *violations) ([]datasets.Change, changeIndex) {
+	x := changeIndex{changes: make([]datasets.Change, len(list))}
+	if len(list) > smallIndex {
+		x.ids = make(map[string]int, len(list))
+	}
 	for i, c := range list {
-		changes[i] = changeFromProto(c, repo, at(field, i, ""), v)
-		id := changes[i].ChangeID
+		x.changes[i] = changeFromProto(c, repo, at(field, i, ""), v)
+		id := x.changes[i].ChangeID
 		if id == "" {
 			continue
 		}
-		if j, dup := index[id]; dup {
+		if j, dup := x.find(id, i); dup {
 			v.add(at(field, i, "").field("change_id"), "duplicate id %q, also %s[%d]", id, field, j)
 			continue
 		}
-		index[id] = i
+		if x.ids != nil {
+			x.ids[id] = i
+		}
 	}
-	return changes, index
+	return x.changes, x
 }
 
 // SuccessFromProto converts and validates a PredictSuccessRequest for repo with at most
@@ -241,8 +272,8 @@ func ConflictFromProto(req *pb.PredictConflictRequest, repo string, maxBatch int
 	changes, index := changeSet(req.GetChanges(), repo, "changes", &v)
 	in := make([]scoring.PairInput, len(req.GetPairs()))
 	for i, p := range req.GetPairs() {
-		a, okA := lookup(index, p.GetAheadChangeId(), at("pairs", i, ""), "ahead_change_id", &v)
-		b, okB := lookup(index, p.GetBehindChangeId(), at("pairs", i, ""), "behind_change_id", &v)
+		a, okA := lookupIn(index, p.GetAheadChangeId(), at("pairs", i, ""), "ahead_change_id", &v)
+		b, okB := lookupIn(index, p.GetBehindChangeId(), at("pairs", i, ""), "behind_change_id", &v)
 		if !okA || !okB {
 			continue
 		}
@@ -272,7 +303,7 @@ func BuildTimeFromProto(req *pb.PredictBuildTimeRequest, repo string, maxBatch i
 	in := make([]scoring.BuildInput, len(req.GetBuilds()))
 	for i, b := range req.GetBuilds() {
 		spec := specFromProto(b.GetSpeculation(), at("builds", i, "speculation"), &v)
-		c, ok := lookup(index, b.GetChangeId(), at("builds", i, ""), "change_id", &v)
+		c, ok := lookupIn(index, b.GetChangeId(), at("builds", i, ""), "change_id", &v)
 		if !ok {
 			continue
 		}
@@ -295,11 +326,16 @@ func checkRepo(got, repo string, v *violations) {
 // lookup returns the index of change id, recording a violation of field when it is
 // empty or not in the request.
 func lookup(index map[string]int, id string, p path, name string, v *violations) (int, bool) {
+	return lookupIn(changeIndex{ids: index}, id, p, name, v)
+}
+
+// lookupIn is lookup in x.
+func lookupIn(x changeIndex, id string, p path, name string, v *violations) (int, bool) {
 	if id == "" {
 		v.add(p.field(name), "must not be empty")
 		return 0, false
 	}
-	i, ok := index[id]
+	i, ok := x.find(id, len(x.changes))
 	if !ok {
 		v.add(p.field(name), "change %q is not in the request's changes", id)
 	}

@@ -28,8 +28,11 @@
 // connections: ServerOptions turns them into gRPC server options (receive size, streams
 // per connection, keepalive enforcement and pings, handshake timeout) and a tap handle
 // that refuses a Predictor request with ResourceExhausted, from its headers and before
-// its message is read, while Limits.MaxInflight requests of its method run; each shed
-// is counted in predictd_requests_shed_total. Metric labels are bounded: roles, methods,
+// its message is read, while Limits.MaxInflight requests of its method are in flight,
+// and a codec that weighs the message of a Predictor registered with RegisterPredictor
+// by its size, before decoding it, refusing it the same way when the requests admitted
+// would hold more than Limits.MaxRequestMemory; each shed is counted in
+// predictd_requests_shed_total. Metric labels are bounded: roles, methods,
 // codes and kinds, with versions only in predictd_model_info (one series per role).
 //
 // # Models, reloads and routing

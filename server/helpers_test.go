@@ -76,8 +76,13 @@ func newTestEnv(t testing.TB, cfg server.Config, load bool) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gs := grpc.NewServer(grpc.ChainUnaryInterceptor(server.UnaryInterceptor(discard, metrics)))
-	pb.RegisterPredictorServer(gs, svc)
+	// The server predictd runs: its limits, admission and interceptor.
+	opts, err := server.ServerOptions(cfg.Limits, metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer(append(opts, grpc.ChainUnaryInterceptor(server.UnaryInterceptor(discard, metrics)))...)
+	server.RegisterPredictor(gs, svc)
 	healthpb.RegisterHealthServer(gs, hs)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

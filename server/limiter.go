@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	pathpkg "path"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,8 @@ const ShedRetryDelay = 10 * time.Millisecond
 type limiter struct {
 	max int64
 	m   *Metrics
+	// w weighs the messages of the streams admitted.
+	w *weigher
 	// inflight maps every Predictor method's full name to its count, and shed to the
 	// status its refused requests get; both are read-only after newLimiter, so lookups
 	// need no lock.
@@ -41,27 +44,27 @@ type limiter struct {
 }
 
 // newLimiter returns a limiter of max requests per Predictor method recording sheds
-// in m.
-func newLimiter(max int, m *Metrics) *limiter {
-	l := &limiter{max: int64(max), m: m, inflight: map[string]*atomic.Int64{}, shed: map[string]*status.Status{}}
-	for _, md := range pb.Predictor_ServiceDesc.Methods {
-		full := "/" + pb.Predictor_ServiceDesc.ServiceName + "/" + md.MethodName
+// in m, whose streams w weighs.
+func newLimiter(max int, m *Metrics, w *weigher) *limiter {
+	l := &limiter{max: int64(max), m: m, w: w, inflight: map[string]*atomic.Int64{}, shed: map[string]*status.Status{}}
+	predictorMethods(func(name, full string) {
 		l.inflight[full] = new(atomic.Int64)
-		l.shed[full] = shedStatus(md.MethodName, max)
-	}
+		l.shed[full] = shedStatus(name, LimitMaxInflight, int64(max), "requests of the method already in flight")
+	})
 	return l
 }
 
-// shedStatus is the RESOURCE_EXHAUSTED status of a request of method shed at max in
-// flight: its message names the limit, a QuotaFailure says which, and a RetryInfo says
-// that the request may be retried (other RESOURCE_EXHAUSTED errors, such as a request
-// over --max-recv-bytes, carry none: retrying them cannot help).
-func shedStatus(method string, max int) *status.Status {
-	st := status.New(codes.ResourceExhausted, fmt.Sprintf(
-		"%s: %d requests of the method already in flight, the limit (--max-inflight); retry later", method, max))
+// shedStatus is the RESOURCE_EXHAUSTED status of a request of method shed by the
+// limit named limit (a Limit constant, whose flag is --limit with dashes) of value:
+// msg says why, a QuotaFailure names the limit, and a RetryInfo says that the request
+// may be retried (other RESOURCE_EXHAUSTED errors, such as a request over
+// --max-recv-bytes, carry none: retrying them cannot help).
+func shedStatus(method, limit string, value int64, msg string) *status.Status {
+	flag := "--" + strings.ReplaceAll(limit, "_", "-")
+	st := status.New(codes.ResourceExhausted, fmt.Sprintf("%s: %s, the limit (%s %d); retry later", method, msg, flag, value))
 	withDetails, err := st.WithDetails(
 		&errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{
-			Subject: "method:" + method, Description: fmt.Sprintf("%s %d (--max-inflight)", LimitMaxInflight, max),
+			Subject: "method:" + method, Description: fmt.Sprintf("%s %d (%s)", limit, value, flag),
 		}}},
 		&errdetails.RetryInfo{RetryDelay: durationpb.New(ShedRetryDelay)},
 	)
@@ -71,9 +74,18 @@ func shedStatus(method string, max int) *status.Status {
 	return withDetails
 }
 
-// tap admits the stream of info when its method has a free slot, and otherwise refuses
-// it with RESOURCE_EXHAUSTED naming the limit. Methods of other services (health,
-// reflection) are not limited. It runs under the transport's lock: it never blocks.
+// predictorMethods calls f with the short and full name of every Predictor method.
+func predictorMethods(f func(name, full string)) {
+	for _, md := range pb.Predictor_ServiceDesc.Methods {
+		f(md.MethodName, "/"+pb.Predictor_ServiceDesc.ServiceName+"/"+md.MethodName)
+	}
+}
+
+// tap admits the stream of info when its method has a free slot, giving it a ticket
+// (in its context) that the weigher completes and that gives both back when the stream's
+// context ends; otherwise it refuses the stream with RESOURCE_EXHAUSTED naming the
+// limit. Methods of other services (health, reflection) are not limited. It runs under
+// the transport's lock: it never blocks.
 func (l *limiter) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
 	n, ok := l.inflight[info.FullMethodName]
 	if !ok {
@@ -84,8 +96,9 @@ func (l *limiter) tap(ctx context.Context, info *tap.Info) (context.Context, err
 		l.m.shed(pathpkg.Base(info.FullMethodName), LimitMaxInflight)
 		return ctx, l.shed[info.FullMethodName].Err()
 	}
-	context.AfterFunc(ctx, func() { n.Add(-1) })
-	return ctx, nil
+	t := &ticket{slot: n, w: l.w}
+	context.AfterFunc(ctx, t.release)
+	return context.WithValue(ctx, ticketKey{}, t), nil
 }
 
 // compile-time check that tap is a tap.ServerInHandle.

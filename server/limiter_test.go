@@ -46,7 +46,13 @@ func startLimited(t *testing.T, l server.Limits, svc pb.PredictorServer) (pb.Pre
 		t.Fatal(err)
 	}
 	gs := grpc.NewServer(opts...)
-	pb.RegisterPredictorServer(gs, svc)
+	server.RegisterPredictor(gs, svc)
+	return serveClient(t, gs), promReg
+}
+
+// serveClient serves gs on 127.0.0.1:0 until the test ends and returns a client of it.
+func serveClient(t *testing.T, gs *grpc.Server) pb.PredictorClient {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +64,7 @@ func startLimited(t *testing.T, l server.Limits, svc pb.PredictorServer) (pb.Pre
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return pb.NewPredictorClient(conn), promReg
+	return pb.NewPredictorClient(conn)
 }
 
 // TestLimiterSheds: with --max-inflight 2 and two requests of a method in flight, a
@@ -80,22 +86,7 @@ func TestLimiterSheds(t *testing.T) {
 		<-svc.entered
 	}
 	_, err := c.PredictBuildTime(ctx, &pb.PredictBuildTimeRequest{})
-	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "--max-inflight") {
-		t.Errorf("third request in flight = %v, want RESOURCE_EXHAUSTED naming --max-inflight", err)
-	}
-	// The details say which limit and that a retry may pass (client.Client retries).
-	var retry, quota bool
-	for _, d := range status.Convert(err).Details() {
-		switch d := d.(type) {
-		case *errdetails.RetryInfo:
-			retry = d.GetRetryDelay().AsDuration() == server.ShedRetryDelay
-		case *errdetails.QuotaFailure:
-			quota = len(d.GetViolations()) == 1 && strings.Contains(d.GetViolations()[0].GetDescription(), server.LimitMaxInflight)
-		}
-	}
-	if !retry || !quota {
-		t.Errorf("shed status details %v, want a RetryInfo of %v and a QuotaFailure naming %s", status.Convert(err).Details(), server.ShedRetryDelay, server.LimitMaxInflight)
-	}
+	checkShed(t, err, server.LimitMaxInflight)
 	// Another method has its own slots: it is not shed. The test server registers
 	// only PredictBuildTime, so PredictSuccess reaches gRPC's Unimplemented answer.
 	if _, err := c.PredictSuccess(ctx, &pb.PredictSuccessRequest{}); status.Code(err) != codes.Unimplemented {
@@ -123,6 +114,29 @@ func TestLimiterSheds(t *testing.T) {
 	}
 }
 
+// checkShed fails t unless err is the RESOURCE_EXHAUSTED of a request shed by limit:
+// its message names the flag, and its details say which limit and that a retry may
+// pass (client.Client retries).
+func checkShed(t *testing.T, err error, limit string) {
+	t.Helper()
+	flag := "--" + strings.ReplaceAll(limit, "_", "-")
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), flag) {
+		t.Errorf("shed request = %v, want RESOURCE_EXHAUSTED naming %s", err, flag)
+	}
+	var retry, quota bool
+	for _, d := range status.Convert(err).Details() {
+		switch d := d.(type) {
+		case *errdetails.RetryInfo:
+			retry = d.GetRetryDelay().AsDuration() == server.ShedRetryDelay
+		case *errdetails.QuotaFailure:
+			quota = len(d.GetViolations()) == 1 && strings.Contains(d.GetViolations()[0].GetDescription(), limit)
+		}
+	}
+	if !retry || !quota {
+		t.Errorf("shed status details %v, want a RetryInfo of %v and a QuotaFailure naming %s", status.Convert(err).Details(), server.ShedRetryDelay, limit)
+	}
+}
+
 // TestMaxRecvBytes: a request above MaxRecvBytes is refused with RESOURCE_EXHAUSTED, and
 // one above gRPC's former 4 MiB default but under the limit is read. Issue 14 item 4.
 func TestMaxRecvBytes(t *testing.T) {
@@ -144,7 +158,7 @@ func TestMaxRecvBytes(t *testing.T) {
 
 // TestServerOptionsInvalid: a negative limit is a configuration error.
 func TestServerOptionsInvalid(t *testing.T) {
-	for _, l := range []server.Limits{{MaxInflight: -1}, {MaxConcurrentStreams: -1}, {KeepaliveTime: -time.Second}, {HandshakeTimeout: -1}} {
+	for _, l := range []server.Limits{{MaxInflight: -1}, {MaxRequestMemory: -1}, {MaxConcurrentStreams: -1}, {KeepaliveTime: -time.Second}, {HandshakeTimeout: -1}} {
 		if _, err := server.ServerOptions(l, nil); err == nil {
 			t.Errorf("ServerOptions(%+v) = nil error, want ErrConfig", l)
 		}

@@ -38,17 +38,40 @@ const (
 	// any list of DefaultMaxBatch items fits, where gRPC's own 4 MiB stopped batches at
 	// about 14,000 builds whatever --max-batch said.
 	DefaultMaxRecvBytes = 8 << 20
-	// DefaultMaxInflight is the number of requests of one method that run at once;
-	// more are shed with RESOURCE_EXHAUSTED before their message is read. Memory goes
-	// with the requests read and decoded at once, which only a limit before reading
-	// bounds: a 10,000-build batch (2.8 MB on the wire, 9 MB decoded) costs about 20 MB
-	// of RSS in flight, so 16 keep 128 concurrent batches under 512 MB (327 MB; 24 gave
-	// 552 MB, BENCHMARKS.md). 2,000 single-build requests/s need one or two in flight,
-	// but a saturated machine queues them: raise it when requests are small.
-	DefaultMaxInflight = 16
+	// DefaultMaxInflight is the number of requests of one method in flight at once,
+	// counted from their headers, over all connections; more are shed with
+	// RESOURCE_EXHAUSTED before their message is read. It only bounds the streams whose
+	// messages are read before they are weighed (MaxRequestMemory bounds the rest), so
+	// it is high: 2,000 single-build requests/s need one or two in flight, but a
+	// process stalled for 25 ms (this VM does that several times a second) finds 50
+	// arrived at once, and 16 shed 470 of 120,000 such requests (BENCHMARKS.md).
+	DefaultMaxInflight = 256
+	// DefaultMaxRequestMemory is the estimated memory the admitted requests may hold at
+	// once: 64 MiB is two 10,000-build batches (2.8 MB each on the wire, 22 MB of
+	// weight), as many as two cores score at once, or 25,000 single-build requests. It
+	// leaves room under 512 MB for the process (about 30 MB), for the messages of
+	// streams read but not yet weighed, and for the garbage of finished requests: 128
+	// concurrent 10,000-build batches on one connection peaked at 282–311 MB with it
+	// (and predictd's --memory-limit), and at 351–906 MB with 128 MiB (BENCHMARKS.md,
+	// "Memory-weighted admission").
+	DefaultMaxRequestMemory = 64 << 20
+	// RequestMemoryPerByte is the estimated memory a request holds per byte of its
+	// message: the decoded message (about 3 bytes per wire byte for builds and
+	// changes), the features and outputs, the response and its encoding, and the
+	// garbage collector's headroom over them. A 10,000-build batch of 2.8 MB took about
+	// 20 MB of predictd's RSS in flight (BENCHMARKS.md), 7 per byte; 8 rounds up. It
+	// leaves out the garbage a finished request leaves until the next collection, which
+	// DefaultMaxRequestMemory's margin covers.
+	RequestMemoryPerByte = 8
 	// DefaultMaxConcurrentStreams is the number of streams one connection may open at
-	// once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); a client above it waits.
-	DefaultMaxConcurrentStreams = 256
+	// once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); a gRPC client above it waits for a
+	// stream to end instead of failing. It bounds the messages one client has read at
+	// once before they are weighed, where MaxInflight bounds all clients': with 256
+	// streams and MaxInflight 128, one connection sending 128 concurrent 10,000-build
+	// batches peaked at 767–805 MB, and with 32 (and the other defaults) at 282–311 MB;
+	// 2,000 single requests/s on one connection lost none to shedding (BENCHMARKS.md,
+	// "Memory-weighted admission").
+	DefaultMaxConcurrentStreams = 32
 	// DefaultKeepaliveMinTime is the shortest interval between client pings the
 	// server tolerates; a client pinging more often is disconnected (GOAWAY
 	// too_many_pings). gRPC's own default is 5 minutes.
@@ -67,9 +90,9 @@ const (
 )
 
 // Limits bound the work of one request and of the connections. Zero fields mean the
-// defaults above. The Predictor enforces the request limits; MaxRecvBytes, MaxInflight
-// and the connection limits are enforced by the options of ServerOptions. GetModelInfo
-// reports every limit its ServerLimits message has a field for.
+// defaults above. The Predictor enforces the request limits; MaxRecvBytes, MaxInflight,
+// MaxRequestMemory and the connection limits are enforced by the options of
+// ServerOptions. GetModelInfo reports every limit.
 type Limits struct {
 	// MaxCapacity is the largest capacity a speculation request may ask for; a larger
 	// one is refused naming the field.
@@ -87,10 +110,19 @@ type Limits struct {
 	// MaxRecvBytes is the largest request message the server accepts; a larger one
 	// fails with RESOURCE_EXHAUSTED before it is decoded.
 	MaxRecvBytes int
-	// MaxInflight is the number of requests of one Predictor method that may run at
-	// once; more are shed with RESOURCE_EXHAUSTED naming the limit, before their
-	// message is read, and counted in predictd_requests_shed_total.
+	// MaxInflight is the number of requests of one Predictor method that may be in
+	// flight at once, counted from their headers; more are shed with RESOURCE_EXHAUSTED
+	// naming the limit, before their message is read, and counted in
+	// predictd_requests_shed_total.
 	MaxInflight int
+	// MaxRequestMemory is the estimated memory, in bytes, that the admitted Predictor
+	// requests may hold at once. A request weighs RequestMemoryPerByte times the size
+	// of its message, and is weighed once its message is read, before it is decoded: one
+	// that would take the total above MaxRequestMemory is shed like one over
+	// MaxInflight (a request is always admitted when none is, so a message of any
+	// accepted size can run). Enforced by the options of ServerOptions together with
+	// RegisterPredictor.
+	MaxRequestMemory int64
 	// MaxConcurrentStreams is the number of streams one connection may have open.
 	MaxConcurrentStreams int
 	// KeepaliveMinTime is the shortest interval between client pings tolerated.
@@ -130,6 +162,9 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxInflight == 0 {
 		l.MaxInflight = DefaultMaxInflight
 	}
+	if l.MaxRequestMemory == 0 {
+		l.MaxRequestMemory = DefaultMaxRequestMemory
+	}
 	if l.MaxConcurrentStreams == 0 {
 		l.MaxConcurrentStreams = DefaultMaxConcurrentStreams
 	}
@@ -155,7 +190,7 @@ func (l Limits) withDefaults() Limits {
 func (l Limits) Validate() error {
 	switch {
 	case l.MaxCapacity < 0, l.MaxExplored < 0, l.MaxPrefixWords < 0, l.MaxNodeIDs < 0, l.MaxResponseBytes < 0,
-		l.MaxRecvBytes < 0, l.MaxInflight < 0, l.MaxConcurrentStreams < 0:
+		l.MaxRecvBytes < 0, l.MaxInflight < 0, l.MaxRequestMemory < 0, l.MaxConcurrentStreams < 0:
 		return fmt.Errorf("%w: negative limit in %+v", ErrConfig, l)
 	case l.MaxRequestTime < 0:
 		return fmt.Errorf("%w: max request time %v is negative", ErrConfig, l.MaxRequestTime)
@@ -168,15 +203,23 @@ func (l Limits) Validate() error {
 // toProto returns the limits as GetModelInfo reports them, with maxBatch.
 func (l Limits) toProto(maxBatch int) *pb.ServerLimits {
 	return &pb.ServerLimits{
-		MaxBatch:             int32(maxBatch),
-		MaxCapacity:          int32(l.MaxCapacity),
-		MaxExplored:          int64(l.MaxExplored),
-		MaxPrefixWords:       int64(l.MaxPrefixWords),
-		MaxNodeIds:           int64(l.MaxNodeIDs),
-		MaxRequestSeconds:    l.MaxRequestTime.Seconds(),
-		MaxRecvBytes:         int64(l.MaxRecvBytes),
-		MaxInflightPerMethod: int32(l.MaxInflight),
-		MaxResponseBytes:     int64(l.MaxResponseBytes),
+		MaxBatch:                 int32(maxBatch),
+		MaxCapacity:              int32(l.MaxCapacity),
+		MaxExplored:              int64(l.MaxExplored),
+		MaxPrefixWords:           int64(l.MaxPrefixWords),
+		MaxNodeIds:               int64(l.MaxNodeIDs),
+		MaxRequestSeconds:        l.MaxRequestTime.Seconds(),
+		MaxRecvBytes:             int64(l.MaxRecvBytes),
+		MaxInflightPerMethod:     int32(l.MaxInflight),
+		MaxResponseBytes:         int64(l.MaxResponseBytes),
+		MaxRequestMemoryBytes:    l.MaxRequestMemory,
+		RequestMemoryPerByte:     RequestMemoryPerByte,
+		MaxConcurrentStreams:     int32(min(l.MaxConcurrentStreams, 1<<31-1)),
+		KeepaliveMinTimeSeconds:  l.KeepaliveMinTime.Seconds(),
+		KeepaliveTimeSeconds:     l.KeepaliveTime.Seconds(),
+		KeepaliveTimeoutSeconds:  l.KeepaliveTimeout.Seconds(),
+		MaxConnectionIdleSeconds: l.MaxConnectionIdle.Seconds(),
+		HandshakeTimeoutSeconds:  l.HandshakeTimeout.Seconds(),
 	}
 }
 

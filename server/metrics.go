@@ -37,7 +37,7 @@ type Metrics struct {
 //	predictd_model_reload_duration_seconds{role}                  time to load and verify a bundle
 //	predictd_model_faults_total{kind,role}                        invalid model outputs (request failed INTERNAL)
 //	predictd_model_champion_fallback                              1 while an older version serves in place of the champion pointer's
-//	predictd_requests_shed_total{method,limit}                    requests refused with RESOURCE_EXHAUSTED before being read
+//	predictd_requests_shed_total{method,limit}                    requests refused with RESOURCE_EXHAUSTED before being decoded
 //
 // Label sets are bounded: kinds, roles, gRPC methods and codes are fixed lists, and
 // the only version label, of predictd_model_info, has one series per role at a time
@@ -83,7 +83,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		shedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "predictd_requests_shed_total",
-			Help: "Requests refused with RESOURCE_EXHAUSTED before their message was read, by method and the limit that refused them (max_inflight).",
+			Help: "Requests refused with RESOURCE_EXHAUSTED before their message was decoded, by method and the limit that refused them (max_inflight, max_request_memory).",
 		}, []string{"method", "limit"}),
 		modelInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "predictd_model_info",

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sqpredict/sqpredict/features"
+	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/scoring"
 )
@@ -32,6 +33,9 @@ type Model struct {
 	Served map[string]string
 	// LoadedAt is when the server loaded the bundle.
 	LoadedAt time.Time
+	// ref is the ModelRef of the model's predictions, made by the first Models.Set;
+	// read-only once the model is served.
+	ref *pb.ModelRef
 }
 
 // Models holds the champion and the challenger being served. Each is swapped
@@ -62,6 +66,9 @@ func (m *Models) Challenger() *Model { return m.challenger.Load() }
 
 // Set makes model the model of role; nil removes it.
 func (m *Models) Set(role registry.Role, model *Model) {
+	if model != nil && model.ref == nil {
+		model.ref = modelRef(model) // before any request can read model
+	}
 	if role == registry.RoleChallenger {
 		m.challenger.Store(model)
 		return

@@ -77,8 +77,13 @@ func NewPredictor(cfg Config, models *Models) (pb.PredictorServer, error) {
 	return &predictor{cfg: cfg, models: models}, nil
 }
 
-// bound returns ctx cut at Limits.MaxRequestTime from now.
+// bound returns ctx cut at Limits.MaxRequestTime from now. A ctx whose deadline comes
+// first is returned as it is, sparing the timer and contexts of a new deadline on the
+// path of every request whose client sets one.
 func (p *predictor) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= p.cfg.Limits.MaxRequestTime {
+		return ctx, func() {}
+	}
 	return context.WithTimeout(ctx, p.cfg.Limits.MaxRequestTime)
 }
 
@@ -160,21 +165,20 @@ func scoreRouted[T any](r routing, in []T, width int, id func(i int) string,
 	return out, by
 }
 
-// refs caches one ModelRef per model for the predictions of a response.
-type refs map[*Model]*pb.ModelRef
-
-func (rs refs) get(m *Model) *pb.ModelRef {
-	if m == nil {
+// refOf returns the ModelRef of m's predictions: the one Models.Set made for it, shared
+// by every response (messages are safe for concurrent reads and encoding), or a new one
+// for a model never set; nil for nil.
+func refOf(m *Model) *pb.ModelRef {
+	switch {
+	case m == nil:
 		return nil
+	case m.ref != nil:
+		return m.ref
 	}
-	r, ok := rs[m]
-	if !ok {
-		r = modelRef(m)
-		rs[m] = r
-	}
-	return r
+	return modelRef(m)
 }
 
+// modelRef returns a new ModelRef naming m's version and role.
 func modelRef(m *Model) *pb.ModelRef {
 	role := pb.ModelRole_MODEL_ROLE_CHAMPION
 	if m.Role == registry.RoleChallenger {
@@ -283,9 +287,11 @@ func (p *predictor) predictSuccess(ctx context.Context, req *pb.PredictSuccessRe
 	}
 	p.account(kindSuccess, by, out, sm, shadowOut, func(i int) itemKey { return itemKey{change: ids[i]} })
 	resp := &pb.PredictSuccessResponse{Predictions: make([]*pb.SuccessPrediction, len(in))}
-	rs := refs{}
+	preds := make([]pb.SuccessPrediction, len(in)) // one allocation for the batch
 	for i := range in {
-		resp.Predictions[i] = &pb.SuccessPrediction{ChangeId: ids[i], PSucc: out[i], Model: rs.get(by[i])}
+		pr := &preds[i]
+		pr.ChangeId, pr.PSucc, pr.Model = ids[i], out[i], refOf(by[i])
+		resp.Predictions[i] = pr
 	}
 	return resp, nil
 }
@@ -328,12 +334,12 @@ func (p *predictor) predictConflict(ctx context.Context, req *pb.PredictConflict
 		return itemKey{change: in[i].Behind.ChangeID, ahead: in[i].Ahead.ChangeID}
 	})
 	resp := &pb.PredictConflictResponse{Predictions: make([]*pb.ConflictPrediction, len(in))}
-	rs := refs{}
-	for i, pr := range in {
-		resp.Predictions[i] = &pb.ConflictPrediction{
-			AheadChangeId: pr.Ahead.ChangeID, BehindChangeId: pr.Behind.ChangeID,
-			PConf: out[i], Model: rs.get(by[i]),
-		}
+	preds := make([]pb.ConflictPrediction, len(in)) // one allocation for the batch
+	for i, pair := range in {
+		pr := &preds[i]
+		pr.AheadChangeId, pr.BehindChangeId = pair.Ahead.ChangeID, pair.Behind.ChangeID
+		pr.PConf, pr.Model = out[i], refOf(by[i])
+		resp.Predictions[i] = pr
 	}
 	return resp, nil
 }
@@ -374,13 +380,13 @@ func (p *predictor) predictBuildTime(ctx context.Context, req *pb.PredictBuildTi
 		return itemKey{change: in[i].Change.ChangeID, build: builds[i].GetBuildId()}
 	})
 	resp := &pb.PredictBuildTimeResponse{Predictions: make([]*pb.BuildTimePrediction, len(in))}
-	rs := refs{}
+	preds := make([]pb.BuildTimePrediction, len(in)) // one allocation for the batch
 	for i, b := range in {
-		resp.Predictions[i] = &pb.BuildTimePrediction{
-			BuildId: builds[i].GetBuildId(), ChangeId: b.Change.ChangeID,
-			MeanSeconds: out[2*i], StddevSeconds: out[2*i+1], Model: rs.get(by[i]),
-			BuildTimeFamily: FamilyToProto(by[i].BuildFamily),
-		}
+		pr := &preds[i]
+		pr.BuildId, pr.ChangeId = builds[i].GetBuildId(), b.Change.ChangeID
+		pr.MeanSeconds, pr.StddevSeconds = out[2*i], out[2*i+1]
+		pr.Model, pr.BuildTimeFamily = refOf(by[i]), FamilyToProto(by[i].BuildFamily)
+		resp.Predictions[i] = pr
 	}
 	return resp, nil
 }
@@ -431,7 +437,6 @@ func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 		resp.Conflicts[e] = &pb.ScoredConflict{AheadChangeId: c.GetAheadChangeId(), BehindChangeId: c.GetBehindChangeId()}
 	}
 	changeModel := make([]*Model, len(qc))
-	rs := refs{}
 	// r is read once: the models that predict for a change also set its build-time
 	// family when the caller does not.
 	r, rerr := p.routing()
@@ -517,7 +522,7 @@ func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 			})
 			for k, e := range idx {
 				sreq.Conflicts[e].PConf = out[k]
-				resp.Conflicts[e].Model = rs.get(by[k])
+				resp.Conflicts[e].Model = refOf(by[k])
 			}
 		}
 	}
@@ -528,7 +533,7 @@ func (p *predictor) scoreSpeculation(ctx context.Context, req *pb.ScoreSpeculati
 		resp.Changes[i] = &pb.ScoredChange{
 			ChangeId: c.GetChangeId(), PSucc: c.GetPSucc(),
 			BuildTimeMeanSeconds: c.GetBuildTimeMeanSeconds(), BuildTimeStddevSeconds: c.GetBuildTimeStddevSeconds(),
-			BuildTimeFamily: c.GetBuildTimeFamily(), Model: rs.get(changeModel[i]),
+			BuildTimeFamily: c.GetBuildTimeFamily(), Model: refOf(changeModel[i]),
 		}
 	}
 	for e, c := range sreq.Conflicts {

@@ -41,11 +41,10 @@ func serveOptions(t *testing.T, l server.Limits) net.Conn {
 	return conn
 }
 
-// TestKeepaliveEnforcement: a client pinging faster than KeepaliveMinTime is sent
-// GOAWAY too_many_pings (ENHANCE_YOUR_CALM); gRPC's own policy would allow one ping
-// per 5 minutes with a stream open and none without. Issue 14 item 4.
-func TestKeepaliveEnforcement(t *testing.T) {
-	conn := serveOptions(t, server.Limits{KeepaliveMinTime: time.Hour})
+// clientFramer starts HTTP/2 on conn as a client (preface and empty settings) and
+// returns its framer.
+func clientFramer(t *testing.T, conn net.Conn) *http2.Framer {
+	t.Helper()
 	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +52,14 @@ func TestKeepaliveEnforcement(t *testing.T) {
 	if err := fr.WriteSettings(); err != nil {
 		t.Fatal(err)
 	}
+	return fr
+}
+
+// TestKeepaliveEnforcement: a client pinging faster than KeepaliveMinTime is sent
+// GOAWAY too_many_pings (ENHANCE_YOUR_CALM); gRPC's own policy would allow one ping
+// per 5 minutes with a stream open and none without. Issue 14 item 4.
+func TestKeepaliveEnforcement(t *testing.T) {
+	fr := clientFramer(t, serveOptions(t, server.Limits{KeepaliveMinTime: time.Hour}))
 	go func() {
 		// The server allows two strikes; the fourth ping is surely over. Write
 		// errors after the GOAWAY are expected.
@@ -95,5 +102,36 @@ func TestHandshakeTimeout(t *testing.T) {
 			t.Logf("connection closed with %v", err) // a reset is a close too
 		}
 		return
+	}
+}
+
+// TestMaxConcurrentStreams: the server's HTTP/2 settings announce the streams one
+// connection may open, DefaultMaxConcurrentStreams when the limit is zero; a gRPC client
+// above it waits for a stream to end instead of sending more (and being shed).
+func TestMaxConcurrentStreams(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		limit int
+		want  uint32
+	}{
+		{"default", 0, server.DefaultMaxConcurrentStreams},
+		{"set", 7, 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fr := clientFramer(t, serveOptions(t, server.Limits{MaxConcurrentStreams: tc.limit}))
+			for {
+				f, err := fr.ReadFrame()
+				if err != nil {
+					t.Fatalf("connection ended with %v before the server's settings", err)
+				}
+				if s, ok := f.(*http2.SettingsFrame); ok && !s.IsAck() {
+					got, ok := s.Value(http2.SettingMaxConcurrentStreams)
+					if !ok || got != tc.want {
+						t.Errorf("SETTINGS_MAX_CONCURRENT_STREAMS = %d (sent %v), want %d", got, ok, tc.want)
+					}
+					return
+				}
+			}
+		})
 	}
 }

@@ -16,7 +16,7 @@
 // (package internal/loadgen). Calls go through client.Client: with --attempts above 1,
 // Unavailable and shed requests are retried, their latency including the retries. With
 // --accept-shed, RESOURCE_EXHAUSTED answers (a
-// predictd shedding load, --max-inflight) are counted apart and not as failures. With
+// predictd shedding load, --max-inflight or --max-request-memory) are counted apart and not as failures. With
 // --tls-ca the connection uses TLS; --tls-cert and --tls-key present a client
 // certificate, as a predictd started with --tls-client-ca requires.
 package main

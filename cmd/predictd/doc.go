@@ -46,16 +46,31 @@
 //	--max-response-bytes 4MiB    response size (a plan loses its least likely nodes)
 //	--max-request-time 10s       run time whatever the deadline
 //	--max-recv-bytes 8MiB        request size (RESOURCE_EXHAUSTED above)
-//	--max-inflight 16            requests of one method at once; more are shed with
-//	                             RESOURCE_EXHAUSTED before being read, counted in
-//	                             predictd_requests_shed_total (raise it for small
-//	                             requests on a busy machine: see BENCHMARKS.md)
-//	--max-concurrent-streams 256 streams per connection
+//	--max-inflight 256           requests of one method in flight at once (all
+//	                             connections); more are shed with RESOURCE_EXHAUSTED
+//	                             before being read
+//	--max-request-memory 64MiB   estimated memory of the admitted requests (8 bytes
+//	                             per byte of a message); a message that does not fit
+//	                             is shed before being decoded. Sheds of both carry a
+//	                             RetryInfo and are counted in
+//	                             predictd_requests_shed_total{limit}
+//	--max-concurrent-streams 32  streams per connection: a client above it waits
+//	                             instead of being shed. Memory is at most about
+//	                             30 MB + --max-request-memory + the messages being
+//	                             read before they are weighed: up to
+//	                             --max-concurrent-streams per connection and
+//	                             --max-inflight per method, each at most
+//	                             --max-recv-bytes
 //	--keepalive-min-time 10s     fastest client ping rate tolerated
 //	--keepalive-time 1m0s        ping a silent connection, and close it when the ack
 //	--keepalive-timeout 20s      does not come in time
 //	--max-connection-idle 15m0s  close a connection without requests
 //	--handshake-timeout 10s      connection setup (TLS handshake, HTTP/2 preface)
+//
+// --memory-limit (384 MiB; 0 leaves $GOMEMLIMIT's) is the Go runtime's soft memory
+// limit: admission releases a request's weight when its stream ends, but the collector
+// would otherwise let the garbage of finished requests grow the heap to twice what is
+// live before collecting it.
 //
 // # Authentication
 //

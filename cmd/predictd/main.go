@@ -23,6 +23,9 @@ import (
 
 // config is what the flags say.
 type config struct {
+	// memoryLimit is the Go runtime's soft memory limit main sets (--memory-limit);
+	// 0 leaves GOMEMLIMIT's or none.
+	memoryLimit     int64
 	listen          string
 	registry        string
 	repo            string
@@ -68,6 +71,8 @@ func (c *config) validate() error {
 		return errors.New("--tls-cert and --tls-key go together")
 	case c.tlsClientCA != "" && c.tlsCert == "":
 		return errors.New("--tls-client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)")
+	case c.memoryLimit < 0:
+		return fmt.Errorf("--memory-limit %d is negative", c.memoryLimit)
 	case c.maxBatch < 0:
 		return fmt.Errorf("--max-batch %d is negative", c.maxBatch)
 	case c.reloadInterval <= 0:
@@ -119,6 +124,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.tlsClientCA, "tls-client-ca", "", "CA certificates file (PEM): require client certificates signed by one of them (mutual TLS; needs --tls-cert)")
 	fs.IntVar(&c.maxBatch, "max-batch", server.DefaultMaxBatch, "largest number of items in any list of a request")
 	limitFlags(fs, &c.limits)
+	fs.Int64Var(&c.memoryLimit, "memory-limit", defaultMemoryLimit, "the Go runtime's soft memory limit in bytes: the garbage collector works harder as the heap nears it "+
+		"(0 leaves $GOMEMLIMIT's or none)")
 	fs.DurationVar(&c.reloadInterval, "reload-interval", 10*time.Second, "how often to poll the registry's pointers")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long to drain requests before stopping hard")
 	fs.BoolVar(&c.reflection, "reflection", false, "register gRPC server reflection (default: on when --listen is a loopback address, off otherwise)")
@@ -160,7 +167,8 @@ func limitFlags(fs *flag.FlagSet, l *server.Limits) {
 	fs.IntVar(&l.MaxResponseBytes, "max-response-bytes", server.DefaultMaxResponseBytes, "largest response in bytes; a plan above it loses its least likely nodes")
 	fs.DurationVar(&l.MaxRequestTime, "max-request-time", server.DefaultMaxRequestTime, "longest a request may run whatever its deadline")
 	fs.IntVar(&l.MaxRecvBytes, "max-recv-bytes", server.DefaultMaxRecvBytes, "largest request message in bytes (RESOURCE_EXHAUSTED above)")
-	fs.IntVar(&l.MaxInflight, "max-inflight", server.DefaultMaxInflight, "requests of one method running at once; more are shed with RESOURCE_EXHAUSTED before being read")
+	fs.IntVar(&l.MaxInflight, "max-inflight", server.DefaultMaxInflight, "requests of one method in flight at once; more are shed with RESOURCE_EXHAUSTED before being read")
+	fs.Int64Var(&l.MaxRequestMemory, "max-request-memory", server.DefaultMaxRequestMemory, fmt.Sprintf("estimated bytes the admitted requests may hold at once (%d per byte of a message); more are shed with RESOURCE_EXHAUSTED before being decoded", server.RequestMemoryPerByte))
 	fs.IntVar(&l.MaxConcurrentStreams, "max-concurrent-streams", server.DefaultMaxConcurrentStreams, "streams one connection may have open at once")
 	fs.DurationVar(&l.KeepaliveMinTime, "keepalive-min-time", server.DefaultKeepaliveMinTime, "shortest interval between client pings tolerated (a client pinging faster is disconnected)")
 	fs.DurationVar(&l.KeepaliveTime, "keepalive-time", server.DefaultKeepaliveTime, "ping a connection silent for this long")
@@ -168,6 +176,12 @@ func limitFlags(fs *flag.FlagSet, l *server.Limits) {
 	fs.DurationVar(&l.MaxConnectionIdle, "max-connection-idle", server.DefaultMaxConnectionIdle, "close a connection with no request for this long")
 	fs.DurationVar(&l.HandshakeTimeout, "handshake-timeout", server.DefaultHandshakeTimeout, "longest a new connection may take to set up (TLS handshake, HTTP/2 preface)")
 }
+
+// defaultMemoryLimit is --memory-limit's default, 384 MiB. Admission releases a request's
+// weight when its stream ends, but its memory is garbage until the next collection, and
+// with the collector's default pacing (GOGC=100) the heap may grow to twice what is live
+// first (BENCHMARKS.md, "Memory-weighted admission").
+const defaultMemoryLimit = 384 << 20
 
 func main() {
 	cfg, err := parseFlags(os.Args[1:], os.Stderr)
@@ -183,6 +197,9 @@ func main() {
 		return
 	}
 	cfg.exampleOut = os.Stderr
+	if cfg.memoryLimit > 0 {
+		debug.SetMemoryLimit(cfg.memoryLimit) // process-wide, so here and not in run
+	}
 	log := newLogger(os.Stderr, cfg.logFormat, cfg.logLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -53,6 +53,9 @@ func TestParseFlags(t *testing.T) {
 		{"client CA without TLS", []string{"-tls-client-ca", "ca.pem"}, "--tls-client-ca"},
 		{"negative inflight", []string{"-max-inflight", "-1"}, "--max-"},
 		{"negative keepalive", []string{"-keepalive-time", "-1s"}, "--keepalive-"},
+		{"negative request memory", []string{"-max-request-memory", "-1"}, "--max-"},
+		{"negative memory limit", []string{"-memory-limit", "-1"}, "--memory-limit"},
+		{"no memory limit", []string{"-memory-limit", "0"}, ""},
 		{"zero log queue", []string{"-prediction-log-queue", "0"}, "--prediction-log-queue"},
 		{"negative log keep", []string{"-prediction-log-keep", "-1"}, "--prediction-log-"},
 		{"limits", []string{"-max-inflight", "4", "-max-recv-bytes", "33554432", "-max-concurrent-streams", "10", "-handshake-timeout", "2s"}, ""},
@@ -289,7 +292,8 @@ func modelInfo(t *testing.T, grpcAddr string) *pb.GetModelInfoResponse {
 // TestRunLimitFlags: the limit flags reach the server and GetModelInfo reports them,
 // the defaults included. Issue 14 item 1.
 func TestRunLimitFlags(t *testing.T) {
-	grpcAddr, _, stop := startRun(t, "-max-inflight", "5", "-max-recv-bytes", "12345678", "-max-capacity", "99")
+	grpcAddr, _, stop := startRun(t, "-max-inflight", "5", "-max-recv-bytes", "12345678", "-max-capacity", "99",
+		"-max-request-memory", "98765432", "-max-concurrent-streams", "17", "-keepalive-time", "90s")
 	l := modelInfo(t, grpcAddr).GetLimits()
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -297,6 +301,15 @@ func TestRunLimitFlags(t *testing.T) {
 	if l.GetMaxInflightPerMethod() != 5 || l.GetMaxRecvBytes() != 12345678 || l.GetMaxCapacity() != 99 ||
 		l.GetMaxResponseBytes() != server.DefaultMaxResponseBytes || l.GetMaxExplored() != server.DefaultMaxExplored {
 		t.Errorf("GetModelInfo limits = %v, want max_inflight 5, max_recv_bytes 12345678, max_capacity 99 and the defaults", l)
+	}
+	// The admission and connection limits (exact: whole seconds are exact in float64).
+	if l.GetMaxRequestMemoryBytes() != 98765432 || l.GetRequestMemoryPerByte() != server.RequestMemoryPerByte ||
+		l.GetMaxConcurrentStreams() != 17 || l.GetKeepaliveTimeSeconds() != 90 ||
+		l.GetKeepaliveMinTimeSeconds() != server.DefaultKeepaliveMinTime.Seconds() ||
+		l.GetKeepaliveTimeoutSeconds() != server.DefaultKeepaliveTimeout.Seconds() ||
+		l.GetMaxConnectionIdleSeconds() != server.DefaultMaxConnectionIdle.Seconds() ||
+		l.GetHandshakeTimeoutSeconds() != server.DefaultHandshakeTimeout.Seconds() {
+		t.Errorf("GetModelInfo limits = %v, want max_request_memory 98765432, max_concurrent_streams 17, keepalive_time 90 s and the default timeouts", l)
 	}
 }
 

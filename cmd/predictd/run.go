@@ -24,7 +24,6 @@ import (
 	"github.com/sqpredict/sqpredict/features"
 	"github.com/sqpredict/sqpredict/internal/bundleload"
 	"github.com/sqpredict/sqpredict/internal/defaultbundle"
-	pb "github.com/sqpredict/sqpredict/proto/sqpredict/v1"
 	"github.com/sqpredict/sqpredict/registry"
 	"github.com/sqpredict/sqpredict/server"
 )
@@ -135,7 +134,7 @@ func run(ctx context.Context, cfg *config, log *slog.Logger) (err error) {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tc)))
 	}
 	gs := grpc.NewServer(opts...)
-	pb.RegisterPredictorServer(gs, svc)
+	server.RegisterPredictor(gs, svc)
 	healthpb.RegisterHealthServer(gs, healthSrv)
 	if cfg.reflection {
 		reflection.Register(gs)

@@ -2113,14 +2113,36 @@ type ServerLimits struct {
 	MaxRequestSeconds float64 `protobuf:"fixed64,6,opt,name=max_request_seconds,json=maxRequestSeconds,proto3" json:"max_request_seconds,omitempty"`
 	// Largest request message accepted, bytes (--max-recv-bytes).
 	MaxRecvBytes int64 `protobuf:"varint,7,opt,name=max_recv_bytes,json=maxRecvBytes,proto3" json:"max_recv_bytes,omitempty"`
-	// Requests of one method running at once; more are refused with RESOURCE_EXHAUSTED
-	// (--max-inflight).
+	// Requests of one method in flight at once, counted when their headers arrive;
+	// more are refused with RESOURCE_EXHAUSTED before being read (--max-inflight).
 	MaxInflightPerMethod int32 `protobuf:"varint,8,opt,name=max_inflight_per_method,json=maxInflightPerMethod,proto3" json:"max_inflight_per_method,omitempty"`
 	// Largest response, bytes; a plan above it loses its least likely selected nodes
 	// (--max-response-bytes).
 	MaxResponseBytes int64 `protobuf:"varint,9,opt,name=max_response_bytes,json=maxResponseBytes,proto3" json:"max_response_bytes,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Estimated memory the admitted requests may hold at once, bytes; a request whose
+	// message would take the total above it is refused with RESOURCE_EXHAUSTED before
+	// its message is decoded (--max-request-memory).
+	MaxRequestMemoryBytes int64 `protobuf:"varint,10,opt,name=max_request_memory_bytes,json=maxRequestMemoryBytes,proto3" json:"max_request_memory_bytes,omitempty"`
+	// Estimated memory per byte of a request message that an admitted request holds
+	// (its decoded form, the work and the response): the weight of a request is its
+	// message size times this.
+	RequestMemoryPerByte int32 `protobuf:"varint,11,opt,name=request_memory_per_byte,json=requestMemoryPerByte,proto3" json:"request_memory_per_byte,omitempty"`
+	// Streams one connection may have open at once (--max-concurrent-streams).
+	MaxConcurrentStreams int32 `protobuf:"varint,12,opt,name=max_concurrent_streams,json=maxConcurrentStreams,proto3" json:"max_concurrent_streams,omitempty"`
+	// Shortest interval between client pings tolerated, seconds (--keepalive-min-time).
+	KeepaliveMinTimeSeconds float64 `protobuf:"fixed64,13,opt,name=keepalive_min_time_seconds,json=keepaliveMinTimeSeconds,proto3" json:"keepalive_min_time_seconds,omitempty"`
+	// A connection silent this long is pinged, seconds (--keepalive-time).
+	KeepaliveTimeSeconds float64 `protobuf:"fixed64,14,opt,name=keepalive_time_seconds,json=keepaliveTimeSeconds,proto3" json:"keepalive_time_seconds,omitempty"`
+	// A connection whose ping is not acknowledged within this is closed, seconds
+	// (--keepalive-timeout).
+	KeepaliveTimeoutSeconds float64 `protobuf:"fixed64,15,opt,name=keepalive_timeout_seconds,json=keepaliveTimeoutSeconds,proto3" json:"keepalive_timeout_seconds,omitempty"`
+	// A connection with no request for this long is closed, seconds
+	// (--max-connection-idle).
+	MaxConnectionIdleSeconds float64 `protobuf:"fixed64,16,opt,name=max_connection_idle_seconds,json=maxConnectionIdleSeconds,proto3" json:"max_connection_idle_seconds,omitempty"`
+	// Longest setup of a new connection, seconds (--handshake-timeout).
+	HandshakeTimeoutSeconds float64 `protobuf:"fixed64,17,opt,name=handshake_timeout_seconds,json=handshakeTimeoutSeconds,proto3" json:"handshake_timeout_seconds,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
 }
 
 func (x *ServerLimits) Reset() {
@@ -2212,6 +2234,62 @@ func (x *ServerLimits) GetMaxInflightPerMethod() int32 {
 func (x *ServerLimits) GetMaxResponseBytes() int64 {
 	if x != nil {
 		return x.MaxResponseBytes
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetMaxRequestMemoryBytes() int64 {
+	if x != nil {
+		return x.MaxRequestMemoryBytes
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetRequestMemoryPerByte() int32 {
+	if x != nil {
+		return x.RequestMemoryPerByte
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetMaxConcurrentStreams() int32 {
+	if x != nil {
+		return x.MaxConcurrentStreams
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetKeepaliveMinTimeSeconds() float64 {
+	if x != nil {
+		return x.KeepaliveMinTimeSeconds
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetKeepaliveTimeSeconds() float64 {
+	if x != nil {
+		return x.KeepaliveTimeSeconds
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetKeepaliveTimeoutSeconds() float64 {
+	if x != nil {
+		return x.KeepaliveTimeoutSeconds
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetMaxConnectionIdleSeconds() float64 {
+	if x != nil {
+		return x.MaxConnectionIdleSeconds
+	}
+	return 0
+}
+
+func (x *ServerLimits) GetHandshakeTimeoutSeconds() float64 {
+	if x != nil {
+		return x.HandshakeTimeoutSeconds
 	}
 	return 0
 }
@@ -2412,7 +2490,7 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\x06shadow\x18\x03 \x01(\bR\x06shadow\x122\n" +
 	"\x06limits\x18\x04 \x01(\v2\x1a.sqpredict.v1.ServerLimitsR\x06limits\x128\n" +
 	"\x18champion_pointer_version\x18\x05 \x01(\tR\x16championPointerVersion\x12+\n" +
-	"\x11champion_fallback\x18\x06 \x01(\bR\x10championFallback\"\xf8\x02\n" +
+	"\x11champion_fallback\x18\x06 \x01(\bR\x10championFallback\"\xc8\x06\n" +
 	"\fServerLimits\x12\x1b\n" +
 	"\tmax_batch\x18\x01 \x01(\x05R\bmaxBatch\x12!\n" +
 	"\fmax_capacity\x18\x02 \x01(\x05R\vmaxCapacity\x12!\n" +
@@ -2423,7 +2501,16 @@ const file_sqpredict_v1_predictor_proto_rawDesc = "" +
 	"\x13max_request_seconds\x18\x06 \x01(\x01R\x11maxRequestSeconds\x12$\n" +
 	"\x0emax_recv_bytes\x18\a \x01(\x03R\fmaxRecvBytes\x125\n" +
 	"\x17max_inflight_per_method\x18\b \x01(\x05R\x14maxInflightPerMethod\x12,\n" +
-	"\x12max_response_bytes\x18\t \x01(\x03R\x10maxResponseBytes*7\n" +
+	"\x12max_response_bytes\x18\t \x01(\x03R\x10maxResponseBytes\x127\n" +
+	"\x18max_request_memory_bytes\x18\n" +
+	" \x01(\x03R\x15maxRequestMemoryBytes\x125\n" +
+	"\x17request_memory_per_byte\x18\v \x01(\x05R\x14requestMemoryPerByte\x124\n" +
+	"\x16max_concurrent_streams\x18\f \x01(\x05R\x14maxConcurrentStreams\x12;\n" +
+	"\x1akeepalive_min_time_seconds\x18\r \x01(\x01R\x17keepaliveMinTimeSeconds\x124\n" +
+	"\x16keepalive_time_seconds\x18\x0e \x01(\x01R\x14keepaliveTimeSeconds\x12:\n" +
+	"\x19keepalive_timeout_seconds\x18\x0f \x01(\x01R\x17keepaliveTimeoutSeconds\x12=\n" +
+	"\x1bmax_connection_idle_seconds\x18\x10 \x01(\x01R\x18maxConnectionIdleSeconds\x12:\n" +
+	"\x19handshake_timeout_seconds\x18\x11 \x01(\x01R\x17handshakeTimeoutSeconds*7\n" +
 	"\x04Flag\x12\x10\n" +
 	"\fFLAG_UNKNOWN\x10\x00\x12\x0e\n" +
 	"\n" +
