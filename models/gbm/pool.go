@@ -1,8 +1,9 @@
 package gbm
 
 import (
-	"sync"
+	"runtime"
 	"sync/atomic"
+	"time"
 )
 
 // workPool runs parallel loops on goroutines that live as long as the pool, so that
@@ -10,32 +11,114 @@ import (
 // of thousands in a fit) do not start goroutines each time. The goroutine that calls
 // forEach works on the loop too, as worker 0. Fit owns one for the whole fit and
 // closes it at the end.
+//
+// Between loops the workers poll for the next one for up to spinWait before they
+// sleep, and the caller polls for the workers to finish before it sleeps: a loop
+// takes a few hundred microseconds, and waking a sleeping thread takes tens of them on
+// a virtual machine (a futex wake and an interrupt to a halted virtual CPU), twice per
+// loop. LightGBM's OpenMP threads spin between parallel regions for the same reason.
 type workPool struct {
 	workers int
-	start   chan *poolLoop
-	loop    poolLoop // reused by every forEach: calls never overlap
+	// gen counts the loops started (and the close); workers wait for it to change.
+	gen atomic.Uint64
+	// pending counts the workers that have not finished the current loop.
+	pending atomic.Int64
+	closed  atomic.Bool
+	loop    poolLoop  // reused by every forEach: calls never overlap
+	sleep   []sleeper // sleep[w] is where worker w sleeps; 0 is forEach's caller
 }
 
-// poolLoop is one forEach call: items [0, n) handed out one at a time.
+// poolLoop is one forEach call: items [0, n) handed out one at a time to the first
+// workers workers.
 type poolLoop struct {
-	n    int
-	next atomic.Int64
-	fn   func(worker, i int)
-	wg   sync.WaitGroup
+	n, workers int
+	next       atomic.Int64
+	fn         func(worker, i int)
 }
+
+// sleeper is how a waiting goroutine that stopped polling is woken.
+type sleeper struct {
+	asleep atomic.Bool
+	wake   chan struct{} // capacity 1
+	_      [48]byte      // one cache line per sleeper: each is written by its own goroutine
+}
+
+// spinWait is how long a goroutine of the pool polls before it sleeps: several times
+// a wake-up, and about the serial work between two loops of a tree.
+const spinWait = 100 * time.Microsecond
 
 // newWorkPool starts workers-1 goroutines (none for workers <= 1).
 func newWorkPool(workers int) *workPool {
-	p := &workPool{workers: max(workers, 1), start: make(chan *poolLoop)}
+	p := &workPool{workers: max(workers, 1)}
+	p.sleep = make([]sleeper, p.workers)
+	for w := range p.sleep {
+		p.sleep[w].wake = make(chan struct{}, 1)
+	}
 	for w := 1; w < p.workers; w++ {
-		go func() {
-			for l := range p.start {
-				l.work(w)
-				l.wg.Done()
-			}
-		}()
+		go p.worker(w)
 	}
 	return p
+}
+
+// worker runs the loops of the pool as worker w until the pool is closed.
+func (p *workPool) worker(w int) {
+	var seen uint64
+	for {
+		p.await(w, func() bool { return p.gen.Load() != seen })
+		seen = p.gen.Load()
+		if p.closed.Load() {
+			return
+		}
+		if l := &p.loop; w < l.workers {
+			l.work(w)
+		}
+		if p.pending.Add(-1) == 0 {
+			p.wakeUp(0)
+		}
+	}
+}
+
+// await returns once ready reports true, for goroutine w of the pool: it polls for up
+// to spinWait, then sleeps until wakeUp(w). Whoever makes ready true calls wakeUp(w)
+// afterwards. A wake-up may be spurious (a token left from an earlier one), so ready
+// is checked again after each.
+func (p *workPool) await(w int, ready func() bool) {
+	start := time.Now()
+	for i := 1; !ready(); i++ {
+		if i%64 != 0 {
+			continue
+		}
+		if time.Since(start) < spinWait {
+			runtime.Gosched() // lets a goroutine waiting for this P run
+			continue
+		}
+		s := &p.sleep[w]
+		for {
+			// asleep is set before ready is read, and wakeUp reads asleep after ready
+			// turned true, so one of the two sees the other.
+			s.asleep.Store(true)
+			if ready() {
+				s.asleep.Store(false)
+				return
+			}
+			<-s.wake
+			s.asleep.Store(false)
+			if ready() {
+				return
+			}
+		}
+	}
+}
+
+// wakeUp wakes goroutine w of the pool if it sleeps in await.
+func (p *workPool) wakeUp(w int) {
+	s := &p.sleep[w]
+	if s.asleep.Load() {
+		select {
+		case s.wake <- struct{}{}:
+		default: // a token is there already
+		}
+	}
 }
 
 // work runs items of l as worker w until none is left.
@@ -62,19 +145,27 @@ func (p *workPool) forEach(n, workers int, fn func(worker, i int)) {
 		return
 	}
 	l := &p.loop
-	l.n, l.fn = n, fn
+	l.n, l.workers, l.fn = n, workers, fn
 	l.next.Store(0)
-	defer func() { l.fn = nil }()
-	l.wg.Add(workers - 1)
-	for range workers - 1 {
-		p.start <- l
+	// Every worker acknowledges every loop, so that none reads l after it returns.
+	p.pending.Store(int64(p.workers - 1))
+	p.gen.Add(1)
+	for w := 1; w < p.workers; w++ {
+		p.wakeUp(w)
 	}
 	l.work(0)
-	l.wg.Wait()
+	p.await(0, func() bool { return p.pending.Load() == 0 })
+	l.fn = nil
 }
 
 // close stops the pool's goroutines; the pool must not be used afterwards.
-func (p *workPool) close() { close(p.start) }
+func (p *workPool) close() {
+	p.closed.Store(true)
+	p.gen.Add(1)
+	for w := 1; w < p.workers; w++ {
+		p.wakeUp(w)
+	}
+}
 
 // parallel runs fn over [0, n) on at most workers goroutines: on g's pool when it has
 // one (Fit's grower), else on goroutines started for the call (parallelFor).

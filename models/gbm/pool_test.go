@@ -69,3 +69,26 @@ func TestFitThreadsLarge(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPoolForEach measures one forEach of two 20-microsecond-sized items on a pool
+// of two: the hand-off and the wait that every histogram and split search of a fit
+// pays. Ideal is the time of one item; a sleeping worker adds its wake-up, twice.
+func BenchmarkPoolForEach(b *testing.B) {
+	p := newWorkPool(2)
+	defer p.close()
+	var sink [2]float64
+	work := func(w, i int) {
+		s := 1.0
+		for k := range 20000 {
+			s = s*1.0000001 + float64(k&7)
+		}
+		sink[w] += s
+	}
+	for b.Loop() {
+		p.forEach(2, 2, work)
+	}
+	benchFloat = sink[0] + sink[1]
+}
+
+// benchFloat keeps benchmark results alive.
+var benchFloat float64
