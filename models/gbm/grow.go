@@ -214,6 +214,9 @@ type grower struct {
 	// the side of each bin of the split being made.
 	chunkLeft []int
 	goLeft    [256]int
+	// chunkBad and chunkConst are checkGradients' results per chunk of rows.
+	chunkBad   []int
+	chunkConst []bool
 }
 
 // GrowTree fits one regression tree to the gradients and hessians grad and hess (one
@@ -275,16 +278,6 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 			}
 		}
 	}
-	constHess := true
-	for i := range grad {
-		if math.IsNaN(grad[i]) || math.IsInf(grad[i], 0) {
-			return nil, fmt.Errorf("%w: gradient of row %d is %v", ErrBadData, i, grad[i])
-		}
-		if !(hess[i] >= 0) || math.IsInf(hess[i], 0) {
-			return nil, fmt.Errorf("%w: hessian of row %d is %v, want finite and >= 0", ErrBadData, i, hess[i])
-		}
-		constHess = constHess && hess[i] == hess[0]
-	}
 	if g == nil {
 		g, _ = d.growers.Get().(*grower)
 		if g == nil {
@@ -292,7 +285,34 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 		}
 		defer d.growers.Put(g)
 	}
-	g.cfg, g.grad, g.hess = cfg, grad, hess
+	g.cfg = cfg
+	// Check the gradients in chunks of rows, in parallel on Fit's pool; the first bad
+	// row of the first chunk with one is reported, whatever the number of workers.
+	nc := (d.nRows + rowChunk - 1) / rowChunk
+	if cap(g.chunkBad) < nc {
+		g.chunkBad, g.chunkConst = make([]int, nc), make([]bool, nc)
+	}
+	for c := range nc {
+		g.chunkBad[c], g.chunkConst[c] = -1, true // chunks rowChunks runs as one stay so
+	}
+	g.rowChunks(d.nRows, cfg.NumThreads, func(lo, hi int) {
+		c := lo / rowChunk
+		g.chunkBad[c], g.chunkConst[c] = checkGradients(grad[lo:hi], hess[lo:hi], hess[0])
+		if g.chunkBad[c] >= 0 {
+			g.chunkBad[c] += lo
+		}
+	})
+	constHess := true
+	for c := range nc {
+		if i := g.chunkBad[c]; i >= 0 {
+			if math.IsNaN(grad[i]) || math.IsInf(grad[i], 0) {
+				return nil, fmt.Errorf("%w: gradient of row %d is %v", ErrBadData, i, grad[i])
+			}
+			return nil, fmt.Errorf("%w: hessian of row %d is %v, want finite and >= 0", ErrBadData, i, hess[i])
+		}
+		constHess = constHess && g.chunkConst[c]
+	}
+	g.grad, g.hess = grad, hess
 	g.constHess = constHess
 	defer func() { g.grad, g.hess = nil, nil }()
 
@@ -324,9 +344,11 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 	g.idx, g.tmp, g.gh, g.og = g.idx[:n], g.tmp[:n], g.gh[:n], g.og[:n]
 	g.identity = rows == nil
 	if rows == nil {
-		for i := range g.idx {
-			g.idx[i] = int32(i)
-		}
+		g.rowChunks(n, cfg.NumThreads, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				g.idx[i] = int32(i)
+			}
+		})
 	} else {
 		for i, r := range rows {
 			if r < 0 || r >= d.nRows {
@@ -336,6 +358,22 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 		}
 	}
 	return g.grow(leafOf)
+}
+
+// checkGradients returns the index of the first row whose gradient is not finite or
+// whose hessian is not finite and >= 0, -1 when there is none, and whether every
+// hessian equals h0.
+func checkGradients(grad, hess []float64, h0 float64) (bad int, constHess bool) {
+	hess = hess[:len(grad)]
+	constHess = true
+	for i, v := range grad {
+		h := hess[i]
+		if math.IsNaN(v) || math.IsInf(v, 0) || !(h >= 0) || math.IsInf(h, 0) {
+			return i, false
+		}
+		constHess = constHess && h == h0
+	}
+	return -1, constHess
 }
 
 // grow grows the tree on the prepared buffers.
@@ -390,11 +428,20 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 		spec.leafValue[i] = l.out
 		spec.leafWeight[i] = l.h
 		spec.leafCount[i] = l.n
-		if leafOf != nil {
+	}
+	if leafOf != nil {
+		// One leaf per task on Fit's pool: leaves hold disjoint rows.
+		setLeaf := func(_, i int) {
+			l := &g.leaves[i]
 			for _, r := range g.idx[l.begin:l.end] {
 				leafOf[r] = int32(i)
 			}
 		}
+		workers := g.cfg.NumThreads
+		if g.pool == nil || len(g.idx) < 2*rowChunk {
+			workers = 1
+		}
+		g.parallel(len(g.leaves), workers, setLeaf)
 	}
 	return newTree(spec)
 }

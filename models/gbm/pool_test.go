@@ -2,6 +2,10 @@ package gbm
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -92,3 +96,35 @@ func BenchmarkPoolForEach(b *testing.B) {
 
 // benchFloat keeps benchmark results alive.
 var benchFloat float64
+
+// TestFitBadGradientRowThreads checks that a custom objective's bad gradients and
+// hessians are reported at the first bad row on 1, 2 and 3 threads: Fit checks them in
+// chunks of rows on its pool, and two chunks hold a bad row here.
+func TestFitBadGradientRowThreads(t *testing.T) {
+	t.Parallel()
+	const n = 3 * rowChunk
+	x, y := friedman(n, 1, 5)
+	for _, tc := range []struct {
+		name      string
+		bad       func(g, h []float64)
+		wantInErr string
+	}{
+		{"NaN gradient", func(g, h []float64) { g[rowChunk+7] = math.NaN(); g[2*rowChunk+1] = math.Inf(1) },
+			fmt.Sprintf("gradient of row %d is NaN", rowChunk+7)},
+		{"negative hessian", func(g, h []float64) { h[2*rowChunk+3] = -1; h[2*rowChunk+9] = math.NaN() },
+			fmt.Sprintf("hessian of row %d is -1", 2*rowChunk+3)},
+	} {
+		for _, threads := range []int{1, 2, 3} {
+			grad := func(g, h, score, y, w []float64) {
+				for i := range g {
+					g[i], h[i] = score[i]-y[i], 1
+				}
+				tc.bad(g, h)
+			}
+			_, err := Fit(x, y, nil, Config{Gradient: grad, NumIterations: 2, NumThreads: threads})
+			if !errors.Is(err, ErrBadData) || !strings.Contains(err.Error(), tc.wantInErr) {
+				t.Errorf("%s on %d threads: Fit error = %v, want ErrBadData with %q", tc.name, threads, err, tc.wantInErr)
+			}
+		}
+	}
+}
