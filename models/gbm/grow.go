@@ -521,7 +521,7 @@ func (g *grower) split(spec *treeSpec, li int, more bool) {
 	spec.internalCount = append(spec.internalCount, l.n)
 
 	// Stable partition of the leaf's rows: left rows stay in front, in order.
-	col := d.bins[s.feature*d.nRows : (s.feature+1)*d.nRows]
+	col := d.column(s.feature)
 	nan := uint8(fb.nanBin())
 	bin := uint8(s.bin)
 	rows := g.idx[l.begin:l.end]
@@ -705,10 +705,24 @@ func (g *grower) buildHist(l *leafState, hist []hbin) {
 	})
 	// Accumulate in 256-entry scratch histograms indexed by the byte bin (no bounds
 	// checks, integer counts), four features per pass over the rows, then copy the
-	// features' bins out. Each bin still adds its rows in order, as LightGBM's do. A
-	// shorter last group repeats its last feature into dropped scratch histograms.
-	nGroups := (len(g.feats) + group - 1) / group
-	g.parallel(nGroups, workers, func(w, i int) {
+	// features' bins out. Each bin still adds its rows in order, as LightGBM's do. The
+	// one to three features left over are tasks of one feature, last, so that they
+	// even out the workers' shares of the groups.
+	nGroups := len(g.feats) / group
+	g.parallel(nGroups+len(g.feats)%group, workers, func(w, i int) {
+		if i >= nGroups {
+			f, col := g.featureRest(d, i-nGroups)
+			sc := &g.scratch[group*w]
+			clear(sc[:d.feats[f].nBins()])
+			if all {
+				accumulateAllGH1(sc, col[:len(gh)], gh)
+			} else {
+				accumulateRowsGH1(sc, col, rows, gh)
+			}
+			copyHist(hist[d.histOffset[f]:d.histOffset[f+1]], sc)
+			g.fixFeature(l, f, hist)
+			return
+		}
 		fs, cols := g.featureGroup(d, i)
 		sc := (*[group][256]scratchBin)(g.scratch[group*w : group*w+group])
 		for j := range group {
@@ -721,12 +735,32 @@ func (g *grower) buildHist(l *leafState, hist []hbin) {
 			accumulateRowsGH4(sc, cols[0], cols[1], cols[2], cols[3], rows, gh)
 		}
 		for j := range group {
-			if group*i+j < len(g.feats) {
-				copyHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j])
-				g.fixFeature(l, fs[j], hist)
-			}
+			copyHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j])
+			g.fixFeature(l, fs[j], hist)
 		}
 	})
+}
+
+// accumulateAllGH1 adds gh[k] to bin c[k] of sc for every row k.
+func accumulateAllGH1(sc *[256]scratchBin, c []uint8, gh []gradPair) {
+	gh = gh[:len(c)]
+	for k, b := range c {
+		e := &sc[b]
+		e.g += gh[k].g
+		e.h += gh[k].h
+		e.n++
+	}
+}
+
+// accumulateRowsGH1 adds gh[k] to bin c[rows[k]] of sc.
+func accumulateRowsGH1(sc *[256]scratchBin, c []uint8, rows []int32, gh []gradPair) {
+	gh = gh[:len(rows)]
+	for k, r := range rows {
+		e := &sc[c[r]]
+		e.g += gh[k].g
+		e.h += gh[k].h
+		e.n++
+	}
 }
 
 // accumulateAllGH4 adds gh[k] to bin cj[k] of sc[j] for the four columns cj and
@@ -840,10 +874,23 @@ func (g *grower) buildHistConstHess(l *leafState, rows []int32, all bool, hist [
 		}
 	})
 	// Features go in fours, so that one pass over the rows loads each row index and
-	// gradient once for four histograms; a shorter last group repeats its last
-	// feature into scratch histograms that are then dropped.
-	nGroups := (len(g.feats) + group - 1) / group
-	g.parallel(nGroups, workers, func(w, i int) {
+	// gradient once for four histograms; the one to three left over are tasks of one
+	// feature, last, so that they even out the workers' shares of the groups.
+	nGroups := len(g.feats) / group
+	g.parallel(nGroups+len(g.feats)%group, workers, func(w, i int) {
+		if i >= nGroups {
+			f, col := g.featureRest(d, i-nGroups)
+			sc := &g.cscratch[group*w]
+			clear(sc[:d.feats[f].nBins()])
+			if all {
+				accumulateAll1(sc, col[:len(og)], og)
+			} else {
+				accumulateRows1(sc, col, rows, og)
+			}
+			copyConstHist(hist[d.histOffset[f]:d.histOffset[f+1]], sc, hv)
+			g.fixFeature(l, f, hist)
+			return
+		}
 		fs, cols := g.featureGroup(d, i)
 		sc := (*[group][256]constScratchBin)(g.cscratch[group*w : group*w+group])
 		for j := range group {
@@ -856,12 +903,30 @@ func (g *grower) buildHistConstHess(l *leafState, rows []int32, all bool, hist [
 			accumulateRows4(sc, cols[0], cols[1], cols[2], cols[3], rows, og)
 		}
 		for j := range group {
-			if group*i+j < len(g.feats) {
-				copyConstHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j], hv)
-				g.fixFeature(l, fs[j], hist)
-			}
+			copyConstHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j], hv)
+			g.fixFeature(l, fs[j], hist)
 		}
 	})
+}
+
+// accumulateAll1 adds og[k] to bin c[k] of sc for every row k.
+func accumulateAll1(sc *[256]constScratchBin, c []uint8, og []float64) {
+	og = og[:len(c)]
+	for k, b := range c {
+		e := &sc[b]
+		e.g += og[k]
+		e.n++
+	}
+}
+
+// accumulateRows1 adds og[k] to bin c[rows[k]] of sc.
+func accumulateRows1(sc *[256]constScratchBin, c []uint8, rows []int32, og []float64) {
+	og = og[:len(rows)]
+	for k, r := range rows {
+		e := &sc[c[r]]
+		e.g += og[k]
+		e.n++
+	}
 }
 
 // accumulateAll4 adds og[k] to bin cj[k] of sc[j] for the four columns cj and every
@@ -962,12 +1027,18 @@ func (g *grower) findBest(l *leafState, skip []bool, sub []hbin) splitInfo {
 const group = 4
 
 // featureGroup returns the features of group i of the grower's features, four at a
-// time, and their bin columns; a shorter last group repeats its last feature, whose
-// extra histograms the caller drops.
+// time, and their bin columns; only whole groups of four are asked for.
 func (g *grower) featureGroup(d *Dataset, i int) (fs [group]int, cols [group][]uint8) {
 	for j := range group {
-		fs[j] = g.feats[min(group*i+j, len(g.feats)-1)]
-		cols[j] = d.bins[fs[j]*d.nRows : (fs[j]+1)*d.nRows]
+		fs[j] = g.feats[group*i+j]
+		cols[j] = d.column(fs[j])
 	}
 	return fs, cols
+}
+
+// featureRest returns feature j of those after the grower's whole groups of four, and
+// its bin column.
+func (g *grower) featureRest(d *Dataset, j int) (f int, col []uint8) {
+	f = g.feats[len(g.feats)/group*group+j]
+	return f, d.column(f)
 }
