@@ -214,6 +214,7 @@ type grower struct {
 	// the side of each bin of the split being made.
 	chunkLeft []int
 	goLeft    [256]int
+	tmpRight  []int32 // the right rows of a parallel partition
 	// chunkBad and chunkConst are checkGradients' results per chunk of rows.
 	chunkBad   []int
 	chunkConst []bool

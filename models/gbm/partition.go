@@ -1,7 +1,7 @@
 package gbm
 
 // rowChunk is the number of rows of one task of the row loops that Fit's pool runs in
-// parallel (gathering a leaf's gradients, partitioning its rows). The chunks do not
+// parallel (gradients, scores, gathering a leaf's gradients). The chunks do not
 // depend on the number of workers, and neither do the results.
 const rowChunk = 1 << 14
 
@@ -19,15 +19,22 @@ func (g *grower) rowChunks(n, workers int, fn func(lo, hi int)) {
 	})
 }
 
+// partChunk is the number of rows of one task of a parallel partition: small, so
+// that the leaves of a few thousand rows deep in a tree, most of the partitioning of a
+// fit, are split between the workers too.
+const partChunk = 1 << 12
+
 // partition reorders rows so that those whose bin in col goes left (goLeft[bin] = 1)
-// come first, each side in its original order, and returns how many go left. Large
-// leaves are partitioned in parallel on Fit's pool: the left rows of each chunk are
-// counted, then every chunk writes its rows to their places in g.tmp.
+// come first, each side in its original order, and returns how many go left. Leaves
+// of two chunks or more are partitioned in parallel on Fit's pool, as LightGBM's
+// ParallelPartitionRunner does: each chunk writes its left rows to g.tmp and its right
+// rows to g.tmpRight at its own offset, then every chunk copies both to their places
+// once the left counts before it are summed.
 func (g *grower) partition(rows []int32, col []uint8, goLeft *[256]int) int {
 	n := len(rows)
 	tmp := g.tmp[:n]
 	workers := g.cfg.NumThreads
-	if g.pool == nil || workers <= 1 || n < 4*rowChunk {
+	if g.pool == nil || workers <= 1 || n < 2*partChunk {
 		nl, nr := 0, 0
 		for _, r := range rows {
 			// rows[nl] has been read already (nl is at most the current index).
@@ -40,37 +47,40 @@ func (g *grower) partition(rows []int32, col []uint8, goLeft *[256]int) int {
 		copy(rows[nl:], tmp[:nr])
 		return nl
 	}
-	nc := (n + rowChunk - 1) / rowChunk
+	nc := (n + partChunk - 1) / partChunk
 	if cap(g.chunkLeft) < nc+1 {
 		g.chunkLeft = make([]int, nc+1)
 	}
-	// left[c] is the number of left rows before chunk c, once summed.
+	if cap(g.tmpRight) < n {
+		g.tmpRight = make([]int32, cap(g.tmp))
+	}
+	tmpR := g.tmpRight[:n]
+	// left[c+1] is the number of left rows of chunk c, then of chunks 0..c once summed.
 	left := g.chunkLeft[:nc+1]
 	left[0] = 0
 	g.pool.forEach(nc, workers, func(_, c int) {
-		k := 0
-		for _, r := range rows[c*rowChunk : min(n, (c+1)*rowChunk)] {
-			k += goLeft[col[r]]
+		lo := c * partChunk
+		l, r := tmp[lo:], tmpR[lo:]
+		nl, nr := 0, 0
+		for _, row := range rows[lo:min(n, lo+partChunk)] {
+			x := goLeft[col[row]]
+			l[nl] = row // written always, kept when x = 1: no branch on the side
+			r[nr] = row
+			nl += x
+			nr += 1 - x
 		}
-		left[c+1] = k
+		left[c+1] = nl
 	})
 	for c := range nc {
 		left[c+1] += left[c]
 	}
 	nl := left[nc]
 	g.pool.forEach(nc, workers, func(_, c int) {
-		lo := c * rowChunk
-		li, ri := left[c], nl+lo-left[c] // right rows before chunk c: lo - left[c]
-		for _, r := range rows[lo:min(n, lo+rowChunk)] {
-			if goLeft[col[r]] != 0 {
-				tmp[li] = r
-				li++
-			} else {
-				tmp[ri] = r
-				ri++
-			}
-		}
+		lo := c * partChunk
+		k := left[c+1] - left[c]
+		m := min(n, lo+partChunk) - lo - k
+		copy(rows[left[c]:], tmp[lo:lo+k])
+		copy(rows[nl+lo-left[c]:], tmpR[lo:lo+m]) // right rows before chunk c: lo - left[c]
 	})
-	copy(rows, tmp)
 	return nl
 }

@@ -41,8 +41,9 @@ func TestWorkPool(t *testing.T) {
 }
 
 // TestFitThreadsLarge checks that a fit large enough for the parallel row loops
-// (partitions and gradient gathers of more than 4·rowChunk rows) gives the same model
-// on 1, 2 and 3 threads, with constant hessians (regression) and without (binary).
+// (gradients, scores and gathers of more than 2·rowChunk rows, partitions of more
+// than 2·partChunk) gives the same model on 1, 2 and 3 threads, with constant
+// hessians (regression) and without (binary).
 func TestFitThreadsLarge(t *testing.T) {
 	t.Parallel()
 	const n = 5 * rowChunk
