@@ -1,9 +1,12 @@
 package gbm
 
 // rowChunk is the number of rows of one task of the row loops that Fit's pool runs in
-// parallel (gradients, scores, gathering a leaf's gradients). The chunks do not
-// depend on the number of workers, and neither do the results.
-const rowChunk = 1 << 14
+// parallel (gradients, scores, gathering a leaf's gradients, partitioning its rows):
+// small, so that the leaves of a few thousand rows deep in a tree, most of the rows a
+// fit partitions and gathers, are split between the workers too (a task of 4,096 rows
+// takes microseconds, handing it out tens of nanoseconds). The chunks do not depend
+// on the number of workers, and neither do the results.
+const rowChunk = 1 << 12
 
 // rowChunks calls fn(lo, hi) for consecutive chunks of [0, n) that together cover
 // it: in parallel on Fit's pool for large n, else once for all of [0, n). fn must write
@@ -19,11 +22,6 @@ func (g *grower) rowChunks(n, workers int, fn func(lo, hi int)) {
 	})
 }
 
-// partChunk is the number of rows of one task of a parallel partition: small, so
-// that the leaves of a few thousand rows deep in a tree, most of the partitioning of a
-// fit, are split between the workers too.
-const partChunk = 1 << 12
-
 // partition reorders rows so that those whose bin in col goes left (goLeft[bin] = 1)
 // come first, each side in its original order, and returns how many go left. Leaves
 // of two chunks or more are partitioned in parallel on Fit's pool, as LightGBM's
@@ -34,7 +32,7 @@ func (g *grower) partition(rows []int32, col []uint8, goLeft *[256]int) int {
 	n := len(rows)
 	tmp := g.tmp[:n]
 	workers := g.cfg.NumThreads
-	if g.pool == nil || workers <= 1 || n < 2*partChunk {
+	if g.pool == nil || workers <= 1 || n < 2*rowChunk {
 		nl, nr := 0, 0
 		for _, r := range rows {
 			// rows[nl] has been read already (nl is at most the current index).
@@ -47,7 +45,7 @@ func (g *grower) partition(rows []int32, col []uint8, goLeft *[256]int) int {
 		copy(rows[nl:], tmp[:nr])
 		return nl
 	}
-	nc := (n + partChunk - 1) / partChunk
+	nc := (n + rowChunk - 1) / rowChunk
 	if cap(g.chunkLeft) < nc+1 {
 		g.chunkLeft = make([]int, nc+1)
 	}
@@ -59,10 +57,10 @@ func (g *grower) partition(rows []int32, col []uint8, goLeft *[256]int) int {
 	left := g.chunkLeft[:nc+1]
 	left[0] = 0
 	g.pool.forEach(nc, workers, func(_, c int) {
-		lo := c * partChunk
+		lo := c * rowChunk
 		l, r := tmp[lo:], tmpR[lo:]
 		nl, nr := 0, 0
-		for _, row := range rows[lo:min(n, lo+partChunk)] {
+		for _, row := range rows[lo:min(n, lo+rowChunk)] {
 			x := goLeft[col[row]]
 			l[nl] = row // written always, kept when x = 1: no branch on the side
 			r[nr] = row
@@ -76,9 +74,9 @@ func (g *grower) partition(rows []int32, col []uint8, goLeft *[256]int) int {
 	}
 	nl := left[nc]
 	g.pool.forEach(nc, workers, func(_, c int) {
-		lo := c * partChunk
+		lo := c * rowChunk
 		k := left[c+1] - left[c]
-		m := min(n, lo+partChunk) - lo - k
+		m := min(n, lo+rowChunk) - lo - k
 		copy(rows[left[c]:], tmp[lo:lo+k])
 		copy(rows[nl+lo-left[c]:], tmpR[lo:lo+m]) // right rows before chunk c: lo - left[c]
 	})

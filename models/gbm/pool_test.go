@@ -41,12 +41,12 @@ func TestWorkPool(t *testing.T) {
 }
 
 // TestFitThreadsLarge checks that a fit large enough for the parallel row loops
-// (gradients, scores and gathers of more than 2·rowChunk rows, partitions of more
-// than 2·partChunk) gives the same model on 1, 2 and 3 threads, with constant
-// hessians (regression) and without (binary).
+// (gradients, scores, gathers and partitions of 2·rowChunk rows or more) gives the
+// same model on 1, 2 and 3 threads, with constant hessians (regression) and without
+// (binary).
 func TestFitThreadsLarge(t *testing.T) {
 	t.Parallel()
-	const n = 5 * rowChunk
+	const n = 20 * rowChunk
 	x, y := friedman(n, 1, 9)
 	yb := make([]float64, n)
 	for i, v := range y {
