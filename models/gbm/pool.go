@@ -19,6 +19,9 @@ import (
 // loop. LightGBM's OpenMP threads spin between parallel regions for the same reason.
 type workPool struct {
 	workers int
+	// spin is whether waits poll first: not when the pool has more goroutines than
+	// GOMAXPROCS, where a polling goroutine could keep one with work off its P.
+	spin bool
 	// gen counts the loops started (and the close); workers wait for it to change.
 	gen atomic.Uint64
 	// pending counts the workers that have not finished the current loop.
@@ -50,6 +53,7 @@ const spinWait = 100 * time.Microsecond
 // newWorkPool starts workers-1 goroutines (none for workers <= 1).
 func newWorkPool(workers int) *workPool {
 	p := &workPool{workers: max(workers, 1)}
+	p.spin = p.workers <= runtime.GOMAXPROCS(0)
 	p.sleep = make([]sleeper, p.workers)
 	for w := range p.sleep {
 		p.sleep[w].wake = make(chan struct{}, 1)
@@ -88,8 +92,14 @@ func (p *workPool) await(w int, ready func() bool) {
 		if i%64 != 0 {
 			continue
 		}
-		if time.Since(start) < spinWait {
-			runtime.Gosched() // lets a goroutine waiting for this P run
+		if p.spin && time.Since(start) < spinWait {
+			if i%1024 == 0 {
+				// A goroutine this one woke may wait on this P (its next to run),
+				// and so may others when every P is busy: let them run every few
+				// microseconds, not at every poll (Gosched takes the scheduler's
+				// lock).
+				runtime.Gosched()
+			}
 			continue
 		}
 		s := &p.sleep[w]
