@@ -580,18 +580,23 @@ func (g *grower) split(spec *treeSpec, li int, more bool) {
 	}
 	smallHist := g.alloc()
 	g.buildHist(&g.leaves[small], smallHist)
+	// Both children are searched in one loop; the large child's search subtracts the
+	// small child's histogram from the parent's, feature by feature, as it goes.
+	var search [2]*leafState
+	var sub []hbin
 	if largeOK {
-		// findBest subtracts the small child's histogram from the parent's,
-		// feature by feature, as it searches.
 		g.leaves[large].hist = parentHist
-		g.leaves[large].best = g.findBest(&g.leaves[large], parentSkip, smallHist)
-	} else {
-		g.free = append(g.free, parentHist)
+		search[0], sub = &g.leaves[large], smallHist
 	}
 	if smallOK {
 		g.leaves[small].hist = smallHist
-		g.leaves[small].best = g.findBest(&g.leaves[small], parentSkip, nil)
-	} else {
+		search[b2i(largeOK)] = &g.leaves[small]
+	}
+	g.findBests(search, parentSkip, sub)
+	if !largeOK {
+		g.free = append(g.free, parentHist)
+	}
+	if !smallOK {
 		g.free = append(g.free, smallHist)
 	}
 }
@@ -992,36 +997,56 @@ func copyConstHist(h []hbin, sc *[256]constScratchBin, hv float64) {
 // each feature's bins are first set to their difference (LightGBM's histogram
 // subtraction), in the same parallel pass as the search.
 func (g *grower) findBest(l *leafState, skip []bool, sub []hbin) splitInfo {
-	if cap(g.bests) < len(g.feats) {
-		g.bests = make([]splitInfo, len(g.feats))
+	g.findBests([2]*leafState{l}, skip, sub)
+	return l.best
+}
+
+// findBests sets ls[c].best as findBest would, for the one or two leaves ls (ls[1] may
+// be nil) in one parallel loop, so that a split waits for its workers once for both
+// children: sub, when not nil, is subtracted from ls[0]'s histogram only (the larger
+// child's), and skip applies to both.
+func (g *grower) findBests(ls [2]*leafState, skip []bool, sub []hbin) {
+	nf := len(g.feats)
+	nl := 1
+	if ls[1] != nil {
+		nl = 2
 	}
-	bests := g.bests[:len(g.feats)]
-	l.unsplittable = make([]bool, len(g.feats))
+	if cap(g.bests) < nl*nf {
+		g.bests = make([]splitInfo, nl*nf)
+	}
+	bests := g.bests[:nl*nf]
+	for _, l := range ls[:nl] {
+		l.unsplittable = make([]bool, nf)
+	}
 	// Fit's search estimates counts from hessians; only GrowTree's reads n.
 	withN := !g.cfg.lightGBMCounts
-	g.parallel(len(g.feats), g.searchWorkers(), func(_, i int) {
-		if sub != nil {
-			lo, hi := g.d.histOffset[g.feats[i]], g.d.histOffset[g.feats[i]+1]
+	g.parallel(nl*nf, g.searchWorkers(), func(_, i int) {
+		c, k := i/nf, i%nf
+		l := ls[c]
+		if c == 0 && sub != nil {
+			lo, hi := g.d.histOffset[g.feats[k]], g.d.histOffset[g.feats[k]+1]
 			subtractHist(l.hist[lo:hi], sub[lo:hi], withN)
 		}
-		if skip != nil && skip[i] {
+		if skip != nil && skip[k] {
 			bests[i] = splitInfo{gain: math.Inf(-1)}
-			l.unsplittable[i] = true
+			l.unsplittable[k] = true
 			return
 		}
 		var ok bool
-		bests[i], ok = g.bestForFeature(l, g.feats[i])
-		l.unsplittable[i] = !ok
+		bests[i], ok = g.bestForFeature(l, g.feats[k])
+		l.unsplittable[k] = !ok
 	})
 	// Reduce in feature order with a strict comparison, so that the result does not
 	// depend on the number of workers: ties go to the first feature.
-	var best splitInfo
-	for _, b := range bests {
-		if b.gain > best.gain {
-			best = b
+	for c, l := range ls[:nl] {
+		var best splitInfo
+		for _, b := range bests[c*nf : (c+1)*nf] {
+			if b.gain > best.gain {
+				best = b
+			}
 		}
+		l.best = best
 	}
-	return best
 }
 
 // group is the number of features whose histograms one pass over a leaf's rows builds.
