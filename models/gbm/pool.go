@@ -30,6 +30,7 @@ type workPool struct {
 	closed  atomic.Bool
 	loop    poolLoop  // reused by every forEach: calls never overlap
 	sleep   []sleeper // sleep[w] is where worker w sleeps; 0 is forEach's caller
+	t0      time.Time // the origin of sleeper.wokenAt
 }
 
 // poolLoop is one forEach call: items [0, n) handed out one at a time to the first
@@ -40,28 +41,42 @@ type poolLoop struct {
 	fn         func(worker, i int)
 }
 
-// sleeper is how a waiting goroutine that stopped polling is woken.
+// sleeper is how a waiting goroutine that stopped polling is woken, and how its
+// waits went.
 type sleeper struct {
 	asleep atomic.Bool
 	wake   chan struct{} // capacity 1
-	_      [48]byte      // one cache line per sleeper: each is written by its own goroutine
+	// wokenAt is when wakeUp last sent a token, since the pool's t0.
+	wokenAt atomic.Int64
+	// score rises by one for each wait that polling would cover (at most spinWait)
+	// and falls by two for each longer one, within [0, scoreMax]; the goroutine
+	// polls only while it is at least scoreMax/2, that is while more than two in
+	// three of its waits are short. Only the goroutine itself reads and writes it.
+	score int
+	_     [32]byte // one cache line per sleeper: each is written by its own goroutine
 }
+
+// scoreMax bounds sleeper.score: a change of machine load turns polling off or on
+// within a few loops.
+const scoreMax = 16
 
 // spinWait is how long a goroutine of the pool polls before it sleeps: about a
 // wake-up, and longer than nine in ten of the gaps between two loops of a fit (median
 // 2 µs, 90th percentile 24 µs, 113 loops per tree at 100k rows × 50 features). Not
 // longer: on a loaded machine the goroutine waited for may lose its CPU for
 // milliseconds, and every poll then takes CPU time from it (polling 100 µs made a
-// two-thread fit at load 8 a third slower than sleeping at once; 20 µs did not).
+// two-thread fit at load 8 a third slower than sleeping at once). There most waits
+// are long, and sleeper.score turns polling off.
 const spinWait = 30 * time.Microsecond
 
 // newWorkPool starts workers-1 goroutines (none for workers <= 1).
 func newWorkPool(workers int) *workPool {
-	p := &workPool{workers: max(workers, 1)}
+	p := &workPool{workers: max(workers, 1), t0: time.Now()}
 	p.spin = p.workers <= runtime.GOMAXPROCS(0)
 	p.sleep = make([]sleeper, p.workers)
 	for w := range p.sleep {
 		p.sleep[w].wake = make(chan struct{}, 1)
+		p.sleep[w].score = scoreMax
 	}
 	for w := 1; w < p.workers; w++ {
 		go p.worker(w)
@@ -88,16 +103,22 @@ func (p *workPool) worker(w int) {
 }
 
 // await returns once ready reports true, for goroutine w of the pool: it polls for up
-// to spinWait, then sleeps until wakeUp(w). Whoever makes ready true calls wakeUp(w)
-// afterwards. A wake-up may be spurious (a token left from an earlier one), so ready
-// is checked again after each.
+// to spinWait (while most of its waits are that short), then sleeps until wakeUp(w).
+// Whoever makes ready true calls wakeUp(w) afterwards. A wake-up may be spurious (a
+// token left from an earlier one), so ready is checked again after each.
 func (p *workPool) await(w int, ready func() bool) {
+	s := &p.sleep[w]
+	if ready() {
+		s.note(0)
+		return
+	}
 	start := time.Now()
+	spin := p.spin && s.score >= scoreMax/2
 	for i := 1; !ready(); i++ {
 		if i%64 != 0 {
 			continue
 		}
-		if p.spin && time.Since(start) < spinWait {
+		if spin && time.Since(start) < spinWait {
 			if i%1024 == 0 {
 				// A goroutine this one woke may wait on this P (its next to run),
 				// and so may others when every P is busy: let them run every few
@@ -107,21 +128,34 @@ func (p *workPool) await(w int, ready func() bool) {
 			}
 			continue
 		}
-		s := &p.sleep[w]
 		for {
 			// asleep is set before ready is read, and wakeUp reads asleep after ready
 			// turned true, so one of the two sees the other.
 			s.asleep.Store(true)
 			if ready() {
 				s.asleep.Store(false)
+				s.note(time.Since(start))
 				return
 			}
 			<-s.wake
 			s.asleep.Store(false)
 			if ready() {
+				// The wait lasted until the token was sent, not until now: the
+				// wake-up's own delay is what polling saves.
+				s.note(time.Duration(s.wokenAt.Load()) - start.Sub(p.t0))
 				return
 			}
 		}
+	}
+	s.note(time.Since(start))
+}
+
+// note updates s.score with a wait of d.
+func (s *sleeper) note(d time.Duration) {
+	if d <= spinWait {
+		s.score = min(s.score+1, scoreMax)
+	} else {
+		s.score = max(s.score-2, 0)
 	}
 }
 
@@ -129,6 +163,7 @@ func (p *workPool) await(w int, ready func() bool) {
 func (p *workPool) wakeUp(w int) {
 	s := &p.sleep[w]
 	if s.asleep.Load() {
+		s.wokenAt.Store(int64(time.Since(p.t0)))
 		select {
 		case s.wake <- struct{}{}:
 		default: // a token is there already

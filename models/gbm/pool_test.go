@@ -129,3 +129,42 @@ func TestFitBadGradientRowThreads(t *testing.T) {
 		}
 	}
 }
+
+// TestSleeperScore checks when a pool goroutine polls: while more than two in three of
+// its waits are at most spinWait, and not once most of them are longer.
+func TestSleeperScore(t *testing.T) {
+	t.Parallel()
+	polls := func(s *sleeper) bool { return s.score >= scoreMax/2 }
+	s := &sleeper{score: scoreMax}
+	long, short := 10*spinWait, spinWait/2
+	for i := range 100 { // nine short waits in ten: polls throughout
+		d := short
+		if i%10 == 9 {
+			d = long
+		}
+		s.note(d)
+		if !polls(s) {
+			t.Fatalf("wait %d: polling off with nine in ten waits short (score %d)", i, s.score)
+		}
+	}
+	for i := range 8 { // one short wait in two: polling turns off within a few waits
+		d := short
+		if i%2 == 1 {
+			d = long
+		}
+		s.note(d)
+	}
+	for range 20 {
+		s.note(long)
+		s.note(short)
+	}
+	if polls(s) {
+		t.Errorf("polling still on after one short wait in two (score %d)", s.score)
+	}
+	for range scoreMax / 2 {
+		s.note(short)
+	}
+	if !polls(s) {
+		t.Errorf("polling still off after %d short waits (score %d)", scoreMax/2, s.score)
+	}
+}
