@@ -218,6 +218,9 @@ type grower struct {
 	// chunkBad and chunkConst are checkGradients' results per chunk of rows.
 	chunkBad   []int
 	chunkConst []bool
+	// rootG and rootH are the sums of the gradients and hessians of the rows in idx,
+	// in their order.
+	rootG, rootH float64
 }
 
 // GrowTree fits one regression tree to the gradients and hessians grad and hess (one
@@ -287,35 +290,6 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 		defer d.growers.Put(g)
 	}
 	g.cfg = cfg
-	// Check the gradients in chunks of rows, in parallel on Fit's pool; the first bad
-	// row of the first chunk with one is reported, whatever the number of workers.
-	nc := (d.nRows + rowChunk - 1) / rowChunk
-	if cap(g.chunkBad) < nc {
-		g.chunkBad, g.chunkConst = make([]int, nc), make([]bool, nc)
-	}
-	for c := range nc {
-		g.chunkBad[c], g.chunkConst[c] = -1, true // chunks rowChunks runs as one stay so
-	}
-	g.rowChunks(d.nRows, cfg.NumThreads, func(lo, hi int) {
-		c := lo / rowChunk
-		g.chunkBad[c], g.chunkConst[c] = checkGradients(grad[lo:hi], hess[lo:hi], hess[0])
-		if g.chunkBad[c] >= 0 {
-			g.chunkBad[c] += lo
-		}
-	})
-	constHess := true
-	for c := range nc {
-		if i := g.chunkBad[c]; i >= 0 {
-			if math.IsNaN(grad[i]) || math.IsInf(grad[i], 0) {
-				return nil, fmt.Errorf("%w: gradient of row %d is %v", ErrBadData, i, grad[i])
-			}
-			return nil, fmt.Errorf("%w: hessian of row %d is %v, want finite and >= 0", ErrBadData, i, hess[i])
-		}
-		constHess = constHess && g.chunkConst[c]
-	}
-	g.grad, g.hess = grad, hess
-	g.constHess = constHess
-	defer func() { g.grad, g.hess = nil, nil }()
 
 	g.feats = g.feats[:0]
 	if features == nil {
@@ -358,6 +332,45 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 			g.idx[i] = int32(r)
 		}
 	}
+	// Check the gradients in chunks of rows and sum the root's gradients and hessians
+	// in row order (one more task, the longest, handed out first), in parallel on
+	// Fit's pool; the first bad row of the first chunk with one is reported, whatever
+	// the number of workers.
+	nc := (d.nRows + rowChunk - 1) / rowChunk
+	if cap(g.chunkBad) < nc {
+		g.chunkBad, g.chunkConst = make([]int, nc), make([]bool, nc)
+	}
+	for c := range nc {
+		g.chunkBad[c], g.chunkConst[c] = -1, true // chunks rowChunks runs as one stay so
+	}
+	sumRoot := func() {
+		var sg, sh float64
+		for _, r := range g.idx {
+			sg += grad[r]
+			sh += hess[r]
+		}
+		g.rootG, g.rootH = sg, sh
+	}
+	g.rowChunksAnd(sumRoot, d.nRows, cfg.NumThreads, func(lo, hi int) {
+		c := lo / rowChunk
+		g.chunkBad[c], g.chunkConst[c] = checkGradients(grad[lo:hi], hess[lo:hi], hess[0])
+		if g.chunkBad[c] >= 0 {
+			g.chunkBad[c] += lo
+		}
+	})
+	constHess := true
+	for c := range nc {
+		if i := g.chunkBad[c]; i >= 0 {
+			if math.IsNaN(grad[i]) || math.IsInf(grad[i], 0) {
+				return nil, fmt.Errorf("%w: gradient of row %d is %v", ErrBadData, i, grad[i])
+			}
+			return nil, fmt.Errorf("%w: hessian of row %d is %v, want finite and >= 0", ErrBadData, i, hess[i])
+		}
+		constHess = constHess && g.chunkConst[c]
+	}
+	g.grad, g.hess = grad, hess
+	g.constHess = constHess
+	defer func() { g.grad, g.hess = nil, nil }()
 	return g.grow(leafOf)
 }
 
@@ -381,11 +394,7 @@ func checkGradients(grad, hess []float64, h0 float64) (bad int, constHess bool) 
 func (g *grower) grow(leafOf []int32) (*Tree, error) {
 	d, cfg := g.d, g.cfg
 	spec := &treeSpec{numLeaves: 1, shrinkage: 1, nFeatures: d.nFeatures}
-	root := leafState{begin: 0, end: len(g.idx)}
-	for _, r := range g.idx {
-		root.g += g.grad[r]
-		root.h += g.hess[r]
-	}
+	root := leafState{begin: 0, end: len(g.idx), g: g.rootG, h: g.rootH}
 	root.n = len(g.idx)
 	root.cmin, root.cmax = math.Inf(-1), math.Inf(1)
 	root.out = regParams{l1: cfg.LambdaL1, l2: cfg.LambdaL2, maxDelta: cfg.MaxDeltaStep}.output(root.g, root.h)

@@ -12,12 +12,27 @@ const rowChunk = 1 << 12
 // it: in parallel on Fit's pool for large n, else once for all of [0, n). fn must write
 // only what belongs to its rows.
 func (g *grower) rowChunks(n, workers int, fn func(lo, hi int)) {
+	g.rowChunksAnd(nil, n, workers, fn)
+}
+
+// rowChunksAnd is rowChunks that also calls first, when not nil, as one more task of
+// the same loop, handed out before the chunks (give it the longest work).
+func (g *grower) rowChunksAnd(first func(), n, workers int, fn func(lo, hi int)) {
 	if g.pool == nil || workers <= 1 || n < 2*rowChunk {
+		if first != nil {
+			first()
+		}
 		fn(0, n)
 		return
 	}
+	extra := b2i(first != nil)
 	nc := (n + rowChunk - 1) / rowChunk
-	g.pool.forEach(nc, workers, func(_, c int) {
+	g.pool.forEach(nc+extra, workers, func(_, c int) {
+		if c < extra {
+			first()
+			return
+		}
+		c -= extra
 		fn(c*rowChunk, min(n, (c+1)*rowChunk))
 	})
 }
