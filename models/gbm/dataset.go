@@ -188,6 +188,9 @@ func NewDatasetThreads(x mat.Matrix, maxBin int, categorical []int, threads int)
 	return d, nil
 }
 
+// column returns the bins of feature f, one per row.
+func (d *Dataset) column(f int) []uint8 { return d.bins[f*d.nRows : (f+1)*d.nRows] }
+
 // NRows returns the number of rows of d.
 func (d *Dataset) NRows() int { return d.nRows }
 
@@ -226,7 +229,7 @@ func (d *Dataset) binFeature(f int, col []float64, sb *sortBuf, maxBin int) erro
 	}
 	// The values in order meet the bin bounds in order: each value's bin is the
 	// first b with value <= upper[b], found by one sweep.
-	out := d.bins[f*d.nRows : (f+1)*d.nRows]
+	out := d.column(f)
 	nan := uint8(fb.nanBin())
 	cnt := make([]int, fb.nBins())
 	if fb.hasNaN {
@@ -392,7 +395,7 @@ func (d *Dataset) binCategorical(f int, col []float64, maxBin int) error {
 	fb.hasNaN = fb.catNaN
 	fb.min, fb.max = math.NaN(), math.NaN()
 	fb.mostFreq = lgMostFreqBin(cntInBin, fb.catBin[0])
-	out := d.bins[f*d.nRows : (f+1)*d.nRows]
+	out := d.column(f)
 	for i, v := range col {
 		b := 0
 		if !math.IsNaN(v) && int(v) >= 0 {

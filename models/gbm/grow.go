@@ -214,6 +214,13 @@ type grower struct {
 	// the side of each bin of the split being made.
 	chunkLeft []int
 	goLeft    [256]int
+	tmpRight  []int32 // the right rows of a parallel partition
+	// chunkBad and chunkConst are checkGradients' results per chunk of rows.
+	chunkBad   []int
+	chunkConst []bool
+	// rootG and rootH are the sums of the gradients and hessians of the rows in idx,
+	// in their order.
+	rootG, rootH float64
 }
 
 // GrowTree fits one regression tree to the gradients and hessians grad and hess (one
@@ -275,16 +282,6 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 			}
 		}
 	}
-	constHess := true
-	for i := range grad {
-		if math.IsNaN(grad[i]) || math.IsInf(grad[i], 0) {
-			return nil, fmt.Errorf("%w: gradient of row %d is %v", ErrBadData, i, grad[i])
-		}
-		if !(hess[i] >= 0) || math.IsInf(hess[i], 0) {
-			return nil, fmt.Errorf("%w: hessian of row %d is %v, want finite and >= 0", ErrBadData, i, hess[i])
-		}
-		constHess = constHess && hess[i] == hess[0]
-	}
 	if g == nil {
 		g, _ = d.growers.Get().(*grower)
 		if g == nil {
@@ -292,9 +289,7 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 		}
 		defer d.growers.Put(g)
 	}
-	g.cfg, g.grad, g.hess = cfg, grad, hess
-	g.constHess = constHess
-	defer func() { g.grad, g.hess = nil, nil }()
+	g.cfg = cfg
 
 	g.feats = g.feats[:0]
 	if features == nil {
@@ -324,9 +319,11 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 	g.idx, g.tmp, g.gh, g.og = g.idx[:n], g.tmp[:n], g.gh[:n], g.og[:n]
 	g.identity = rows == nil
 	if rows == nil {
-		for i := range g.idx {
-			g.idx[i] = int32(i)
-		}
+		g.rowChunks(n, cfg.NumThreads, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				g.idx[i] = int32(i)
+			}
+		})
 	} else {
 		for i, r := range rows {
 			if r < 0 || r >= d.nRows {
@@ -335,18 +332,69 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 			g.idx[i] = int32(r)
 		}
 	}
+	// Check the gradients in chunks of rows and sum the root's gradients and hessians
+	// in row order (one more task, the longest, handed out first), in parallel on
+	// Fit's pool; the first bad row of the first chunk with one is reported, whatever
+	// the number of workers.
+	nc := (d.nRows + rowChunk - 1) / rowChunk
+	if cap(g.chunkBad) < nc {
+		g.chunkBad, g.chunkConst = make([]int, nc), make([]bool, nc)
+	}
+	for c := range nc {
+		g.chunkBad[c], g.chunkConst[c] = -1, true // chunks rowChunks runs as one stay so
+	}
+	sumRoot := func() {
+		var sg, sh float64
+		for _, r := range g.idx {
+			sg += grad[r]
+			sh += hess[r]
+		}
+		g.rootG, g.rootH = sg, sh
+	}
+	g.rowChunksAnd(sumRoot, d.nRows, cfg.NumThreads, func(lo, hi int) {
+		c := lo / rowChunk
+		g.chunkBad[c], g.chunkConst[c] = checkGradients(grad[lo:hi], hess[lo:hi], hess[0])
+		if g.chunkBad[c] >= 0 {
+			g.chunkBad[c] += lo
+		}
+	})
+	constHess := true
+	for c := range nc {
+		if i := g.chunkBad[c]; i >= 0 {
+			if math.IsNaN(grad[i]) || math.IsInf(grad[i], 0) {
+				return nil, fmt.Errorf("%w: gradient of row %d is %v", ErrBadData, i, grad[i])
+			}
+			return nil, fmt.Errorf("%w: hessian of row %d is %v, want finite and >= 0", ErrBadData, i, hess[i])
+		}
+		constHess = constHess && g.chunkConst[c]
+	}
+	g.grad, g.hess = grad, hess
+	g.constHess = constHess
+	defer func() { g.grad, g.hess = nil, nil }()
 	return g.grow(leafOf)
+}
+
+// checkGradients returns the index of the first row whose gradient is not finite or
+// whose hessian is not finite and >= 0, -1 when there is none, and whether every
+// hessian equals h0.
+func checkGradients(grad, hess []float64, h0 float64) (bad int, constHess bool) {
+	hess = hess[:len(grad)]
+	constHess = true
+	for i, v := range grad {
+		h := hess[i]
+		if math.IsNaN(v) || math.IsInf(v, 0) || !(h >= 0) || math.IsInf(h, 0) {
+			return i, false
+		}
+		constHess = constHess && h == h0
+	}
+	return -1, constHess
 }
 
 // grow grows the tree on the prepared buffers.
 func (g *grower) grow(leafOf []int32) (*Tree, error) {
 	d, cfg := g.d, g.cfg
 	spec := &treeSpec{numLeaves: 1, shrinkage: 1, nFeatures: d.nFeatures}
-	root := leafState{begin: 0, end: len(g.idx)}
-	for _, r := range g.idx {
-		root.g += g.grad[r]
-		root.h += g.hess[r]
-	}
+	root := leafState{begin: 0, end: len(g.idx), g: g.rootG, h: g.rootH}
 	root.n = len(g.idx)
 	root.cmin, root.cmax = math.Inf(-1), math.Inf(1)
 	root.out = regParams{l1: cfg.LambdaL1, l2: cfg.LambdaL2, maxDelta: cfg.MaxDeltaStep}.output(root.g, root.h)
@@ -390,11 +438,20 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 		spec.leafValue[i] = l.out
 		spec.leafWeight[i] = l.h
 		spec.leafCount[i] = l.n
-		if leafOf != nil {
+	}
+	if leafOf != nil {
+		// One leaf per task on Fit's pool: leaves hold disjoint rows.
+		setLeaf := func(_, i int) {
+			l := &g.leaves[i]
 			for _, r := range g.idx[l.begin:l.end] {
 				leafOf[r] = int32(i)
 			}
 		}
+		workers := g.cfg.NumThreads
+		if g.pool == nil || len(g.idx) < 2*rowChunk {
+			workers = 1
+		}
+		g.parallel(len(g.leaves), workers, setLeaf)
 	}
 	return newTree(spec)
 }
@@ -474,7 +531,7 @@ func (g *grower) split(spec *treeSpec, li int, more bool) {
 	spec.internalCount = append(spec.internalCount, l.n)
 
 	// Stable partition of the leaf's rows: left rows stay in front, in order.
-	col := d.bins[s.feature*d.nRows : (s.feature+1)*d.nRows]
+	col := d.column(s.feature)
 	nan := uint8(fb.nanBin())
 	bin := uint8(s.bin)
 	rows := g.idx[l.begin:l.end]
@@ -532,18 +589,23 @@ func (g *grower) split(spec *treeSpec, li int, more bool) {
 	}
 	smallHist := g.alloc()
 	g.buildHist(&g.leaves[small], smallHist)
+	// Both children are searched in one loop; the large child's search subtracts the
+	// small child's histogram from the parent's, feature by feature, as it goes.
+	var search [2]*leafState
+	var sub []hbin
 	if largeOK {
-		// findBest subtracts the small child's histogram from the parent's,
-		// feature by feature, as it searches.
 		g.leaves[large].hist = parentHist
-		g.leaves[large].best = g.findBest(&g.leaves[large], parentSkip, smallHist)
-	} else {
-		g.free = append(g.free, parentHist)
+		search[0], sub = &g.leaves[large], smallHist
 	}
 	if smallOK {
 		g.leaves[small].hist = smallHist
-		g.leaves[small].best = g.findBest(&g.leaves[small], parentSkip, nil)
-	} else {
+		search[b2i(largeOK)] = &g.leaves[small]
+	}
+	g.findBests(search, parentSkip, sub)
+	if !largeOK {
+		g.free = append(g.free, parentHist)
+	}
+	if !smallOK {
 		g.free = append(g.free, smallHist)
 	}
 }
@@ -658,10 +720,24 @@ func (g *grower) buildHist(l *leafState, hist []hbin) {
 	})
 	// Accumulate in 256-entry scratch histograms indexed by the byte bin (no bounds
 	// checks, integer counts), four features per pass over the rows, then copy the
-	// features' bins out. Each bin still adds its rows in order, as LightGBM's do. A
-	// shorter last group repeats its last feature into dropped scratch histograms.
-	nGroups := (len(g.feats) + group - 1) / group
-	g.parallel(nGroups, workers, func(w, i int) {
+	// features' bins out. Each bin still adds its rows in order, as LightGBM's do. The
+	// one to three features left over are tasks of one feature, last, so that they
+	// even out the workers' shares of the groups.
+	nGroups := len(g.feats) / group
+	g.parallel(nGroups+len(g.feats)%group, workers, func(w, i int) {
+		if i >= nGroups {
+			f, col := g.featureRest(d, i-nGroups)
+			sc := &g.scratch[group*w]
+			clear(sc[:d.feats[f].nBins()])
+			if all {
+				accumulateAllGH1(sc, col[:len(gh)], gh)
+			} else {
+				accumulateRowsGH1(sc, col, rows, gh)
+			}
+			copyHist(hist[d.histOffset[f]:d.histOffset[f+1]], sc)
+			g.fixFeature(l, f, hist)
+			return
+		}
 		fs, cols := g.featureGroup(d, i)
 		sc := (*[group][256]scratchBin)(g.scratch[group*w : group*w+group])
 		for j := range group {
@@ -674,12 +750,32 @@ func (g *grower) buildHist(l *leafState, hist []hbin) {
 			accumulateRowsGH4(sc, cols[0], cols[1], cols[2], cols[3], rows, gh)
 		}
 		for j := range group {
-			if group*i+j < len(g.feats) {
-				copyHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j])
-				g.fixFeature(l, fs[j], hist)
-			}
+			copyHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j])
+			g.fixFeature(l, fs[j], hist)
 		}
 	})
+}
+
+// accumulateAllGH1 adds gh[k] to bin c[k] of sc for every row k.
+func accumulateAllGH1(sc *[256]scratchBin, c []uint8, gh []gradPair) {
+	gh = gh[:len(c)]
+	for k, b := range c {
+		e := &sc[b]
+		e.g += gh[k].g
+		e.h += gh[k].h
+		e.n++
+	}
+}
+
+// accumulateRowsGH1 adds gh[k] to bin c[rows[k]] of sc.
+func accumulateRowsGH1(sc *[256]scratchBin, c []uint8, rows []int32, gh []gradPair) {
+	gh = gh[:len(rows)]
+	for k, r := range rows {
+		e := &sc[c[r]]
+		e.g += gh[k].g
+		e.h += gh[k].h
+		e.n++
+	}
 }
 
 // accumulateAllGH4 adds gh[k] to bin cj[k] of sc[j] for the four columns cj and
@@ -793,10 +889,23 @@ func (g *grower) buildHistConstHess(l *leafState, rows []int32, all bool, hist [
 		}
 	})
 	// Features go in fours, so that one pass over the rows loads each row index and
-	// gradient once for four histograms; a shorter last group repeats its last
-	// feature into scratch histograms that are then dropped.
-	nGroups := (len(g.feats) + group - 1) / group
-	g.parallel(nGroups, workers, func(w, i int) {
+	// gradient once for four histograms; the one to three left over are tasks of one
+	// feature, last, so that they even out the workers' shares of the groups.
+	nGroups := len(g.feats) / group
+	g.parallel(nGroups+len(g.feats)%group, workers, func(w, i int) {
+		if i >= nGroups {
+			f, col := g.featureRest(d, i-nGroups)
+			sc := &g.cscratch[group*w]
+			clear(sc[:d.feats[f].nBins()])
+			if all {
+				accumulateAll1(sc, col[:len(og)], og)
+			} else {
+				accumulateRows1(sc, col, rows, og)
+			}
+			copyConstHist(hist[d.histOffset[f]:d.histOffset[f+1]], sc, hv)
+			g.fixFeature(l, f, hist)
+			return
+		}
 		fs, cols := g.featureGroup(d, i)
 		sc := (*[group][256]constScratchBin)(g.cscratch[group*w : group*w+group])
 		for j := range group {
@@ -809,12 +918,30 @@ func (g *grower) buildHistConstHess(l *leafState, rows []int32, all bool, hist [
 			accumulateRows4(sc, cols[0], cols[1], cols[2], cols[3], rows, og)
 		}
 		for j := range group {
-			if group*i+j < len(g.feats) {
-				copyConstHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j], hv)
-				g.fixFeature(l, fs[j], hist)
-			}
+			copyConstHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j], hv)
+			g.fixFeature(l, fs[j], hist)
 		}
 	})
+}
+
+// accumulateAll1 adds og[k] to bin c[k] of sc for every row k.
+func accumulateAll1(sc *[256]constScratchBin, c []uint8, og []float64) {
+	og = og[:len(c)]
+	for k, b := range c {
+		e := &sc[b]
+		e.g += og[k]
+		e.n++
+	}
+}
+
+// accumulateRows1 adds og[k] to bin c[rows[k]] of sc.
+func accumulateRows1(sc *[256]constScratchBin, c []uint8, rows []int32, og []float64) {
+	og = og[:len(rows)]
+	for k, r := range rows {
+		e := &sc[c[r]]
+		e.g += og[k]
+		e.n++
+	}
 }
 
 // accumulateAll4 adds og[k] to bin cj[k] of sc[j] for the four columns cj and every
@@ -879,48 +1006,74 @@ func copyConstHist(h []hbin, sc *[256]constScratchBin, hv float64) {
 // each feature's bins are first set to their difference (LightGBM's histogram
 // subtraction), in the same parallel pass as the search.
 func (g *grower) findBest(l *leafState, skip []bool, sub []hbin) splitInfo {
-	if cap(g.bests) < len(g.feats) {
-		g.bests = make([]splitInfo, len(g.feats))
+	g.findBests([2]*leafState{l}, skip, sub)
+	return l.best
+}
+
+// findBests sets ls[c].best as findBest would, for the one or two leaves ls (ls[1] may
+// be nil) in one parallel loop, so that a split waits for its workers once for both
+// children: sub, when not nil, is subtracted from ls[0]'s histogram only (the larger
+// child's), and skip applies to both.
+func (g *grower) findBests(ls [2]*leafState, skip []bool, sub []hbin) {
+	nf := len(g.feats)
+	nl := 1
+	if ls[1] != nil {
+		nl = 2
 	}
-	bests := g.bests[:len(g.feats)]
-	l.unsplittable = make([]bool, len(g.feats))
+	if cap(g.bests) < nl*nf {
+		g.bests = make([]splitInfo, nl*nf)
+	}
+	bests := g.bests[:nl*nf]
+	for _, l := range ls[:nl] {
+		l.unsplittable = make([]bool, nf)
+	}
 	// Fit's search estimates counts from hessians; only GrowTree's reads n.
 	withN := !g.cfg.lightGBMCounts
-	g.parallel(len(g.feats), g.searchWorkers(), func(_, i int) {
-		if sub != nil {
-			lo, hi := g.d.histOffset[g.feats[i]], g.d.histOffset[g.feats[i]+1]
+	g.parallel(nl*nf, g.searchWorkers(), func(_, i int) {
+		c, k := i/nf, i%nf
+		l := ls[c]
+		if c == 0 && sub != nil {
+			lo, hi := g.d.histOffset[g.feats[k]], g.d.histOffset[g.feats[k]+1]
 			subtractHist(l.hist[lo:hi], sub[lo:hi], withN)
 		}
-		if skip != nil && skip[i] {
+		if skip != nil && skip[k] {
 			bests[i] = splitInfo{gain: math.Inf(-1)}
-			l.unsplittable[i] = true
+			l.unsplittable[k] = true
 			return
 		}
 		var ok bool
-		bests[i], ok = g.bestForFeature(l, g.feats[i])
-		l.unsplittable[i] = !ok
+		bests[i], ok = g.bestForFeature(l, g.feats[k])
+		l.unsplittable[k] = !ok
 	})
 	// Reduce in feature order with a strict comparison, so that the result does not
 	// depend on the number of workers: ties go to the first feature.
-	var best splitInfo
-	for _, b := range bests {
-		if b.gain > best.gain {
-			best = b
+	for c, l := range ls[:nl] {
+		var best splitInfo
+		for _, b := range bests[c*nf : (c+1)*nf] {
+			if b.gain > best.gain {
+				best = b
+			}
 		}
+		l.best = best
 	}
-	return best
 }
 
 // group is the number of features whose histograms one pass over a leaf's rows builds.
 const group = 4
 
 // featureGroup returns the features of group i of the grower's features, four at a
-// time, and their bin columns; a shorter last group repeats its last feature, whose
-// extra histograms the caller drops.
+// time, and their bin columns; only whole groups of four are asked for.
 func (g *grower) featureGroup(d *Dataset, i int) (fs [group]int, cols [group][]uint8) {
 	for j := range group {
-		fs[j] = g.feats[min(group*i+j, len(g.feats)-1)]
-		cols[j] = d.bins[fs[j]*d.nRows : (fs[j]+1)*d.nRows]
+		fs[j] = g.feats[group*i+j]
+		cols[j] = d.column(fs[j])
 	}
 	return fs, cols
+}
+
+// featureRest returns feature j of those after the grower's whole groups of four, and
+// its bin column.
+func (g *grower) featureRest(d *Dataset, j int) (f int, col []uint8) {
+	f = g.feats[len(g.feats)/group*group+j]
+	return f, d.column(f)
 }

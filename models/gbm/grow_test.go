@@ -443,3 +443,51 @@ func TestRadixSortMatchesSort(t *testing.T) {
 		}
 	}
 }
+
+// TestGrowTreeSingleFeatureTasks checks the histograms of the features left over after
+// the groups of four against those of a group: growing on features 0-2 (three
+// one-feature tasks) must give the tree grown on the columns x0 x1 x2 x0 (one group,
+// the repeated column losing every tie), with and without constant hessians, on all
+// rows and on a sample.
+func TestGrowTreeSingleFeatureTasks(t *testing.T) {
+	t.Parallel()
+	const n = 400
+	x, g, h := randomProblem(n, 11)
+	dup := mat.NewDense(n, 4, nil)
+	for i := range n {
+		dup.SetRow(i, []float64{x.At(i, 0), x.At(i, 1), x.At(i, 2), x.At(i, 0)})
+	}
+	d, err := NewDataset(x, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dd, err := NewDataset(dup, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ones := make([]float64, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	var sample []int
+	for i := 0; i+1 < n; i += 3 {
+		sample = append(sample, i, i+1)
+	}
+	cfg := TreeConfig{NumLeaves: 12, MinDataInLeaf: 5, NumThreads: 2}
+	for _, hess := range [][]float64{h, ones} {
+		for _, rows := range [][]int{nil, sample} {
+			got, err := GrowTree(d, g, hess, rows, []int{0, 1, 2}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := GrowTree(dd, g, hess, rows, nil, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.leafValues, want.leafValues) || !slices.Equal(got.splitGain, want.splitGain) {
+				t.Errorf("constant hessians %v, sample %v: one-feature tasks grew leaves %v gains %v, the group %v %v",
+					hess[0] == hess[1], rows != nil, got.leafValues, got.splitGain, want.leafValues, want.splitGain)
+			}
+		}
+	}
+}

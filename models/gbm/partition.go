@@ -1,33 +1,53 @@
 package gbm
 
 // rowChunk is the number of rows of one task of the row loops that Fit's pool runs in
-// parallel (gathering a leaf's gradients, partitioning its rows). The chunks do not
-// depend on the number of workers, and neither do the results.
-const rowChunk = 1 << 14
+// parallel (gradients, scores, gathering a leaf's gradients, partitioning its rows):
+// small, so that the leaves of a few thousand rows deep in a tree, most of the rows a
+// fit partitions and gathers, are split between the workers too (a task of 4,096 rows
+// takes microseconds, handing it out tens of nanoseconds). The chunks do not depend
+// on the number of workers, and neither do the results.
+const rowChunk = 1 << 12
 
 // rowChunks calls fn(lo, hi) for consecutive chunks of [0, n) that together cover
 // it: in parallel on Fit's pool for large n, else once for all of [0, n). fn must write
 // only what belongs to its rows.
 func (g *grower) rowChunks(n, workers int, fn func(lo, hi int)) {
+	g.rowChunksAnd(nil, n, workers, fn)
+}
+
+// rowChunksAnd is rowChunks that also calls first, when not nil, as one more task of
+// the same loop, handed out before the chunks (give it the longest work).
+func (g *grower) rowChunksAnd(first func(), n, workers int, fn func(lo, hi int)) {
 	if g.pool == nil || workers <= 1 || n < 2*rowChunk {
+		if first != nil {
+			first()
+		}
 		fn(0, n)
 		return
 	}
+	extra := b2i(first != nil)
 	nc := (n + rowChunk - 1) / rowChunk
-	g.pool.forEach(nc, workers, func(_, c int) {
+	g.pool.forEach(nc+extra, workers, func(_, c int) {
+		if c < extra {
+			first()
+			return
+		}
+		c -= extra
 		fn(c*rowChunk, min(n, (c+1)*rowChunk))
 	})
 }
 
 // partition reorders rows so that those whose bin in col goes left (goLeft[bin] = 1)
-// come first, each side in its original order, and returns how many go left. Large
-// leaves are partitioned in parallel on Fit's pool: the left rows of each chunk are
-// counted, then every chunk writes its rows to their places in g.tmp.
+// come first, each side in its original order, and returns how many go left. Leaves
+// of two chunks or more are partitioned in parallel on Fit's pool, as LightGBM's
+// ParallelPartitionRunner does: each chunk writes its left rows to g.tmp and its right
+// rows to g.tmpRight at its own offset, then every chunk copies both to their places
+// once the left counts before it are summed.
 func (g *grower) partition(rows []int32, col []uint8, goLeft *[256]int) int {
 	n := len(rows)
 	tmp := g.tmp[:n]
 	workers := g.cfg.NumThreads
-	if g.pool == nil || workers <= 1 || n < 4*rowChunk {
+	if g.pool == nil || workers <= 1 || n < 2*rowChunk {
 		nl, nr := 0, 0
 		for _, r := range rows {
 			// rows[nl] has been read already (nl is at most the current index).
@@ -44,15 +64,25 @@ func (g *grower) partition(rows []int32, col []uint8, goLeft *[256]int) int {
 	if cap(g.chunkLeft) < nc+1 {
 		g.chunkLeft = make([]int, nc+1)
 	}
-	// left[c] is the number of left rows before chunk c, once summed.
+	if cap(g.tmpRight) < n {
+		g.tmpRight = make([]int32, cap(g.tmp))
+	}
+	tmpR := g.tmpRight[:n]
+	// left[c+1] is the number of left rows of chunk c, then of chunks 0..c once summed.
 	left := g.chunkLeft[:nc+1]
 	left[0] = 0
 	g.pool.forEach(nc, workers, func(_, c int) {
-		k := 0
-		for _, r := range rows[c*rowChunk : min(n, (c+1)*rowChunk)] {
-			k += goLeft[col[r]]
+		lo := c * rowChunk
+		l, r := tmp[lo:], tmpR[lo:]
+		nl, nr := 0, 0
+		for _, row := range rows[lo:min(n, lo+rowChunk)] {
+			x := goLeft[col[row]]
+			l[nl] = row // written always, kept when x = 1: no branch on the side
+			r[nr] = row
+			nl += x
+			nr += 1 - x
 		}
-		left[c+1] = k
+		left[c+1] = nl
 	})
 	for c := range nc {
 		left[c+1] += left[c]
@@ -60,17 +90,10 @@ func (g *grower) partition(rows []int32, col []uint8, goLeft *[256]int) int {
 	nl := left[nc]
 	g.pool.forEach(nc, workers, func(_, c int) {
 		lo := c * rowChunk
-		li, ri := left[c], nl+lo-left[c] // right rows before chunk c: lo - left[c]
-		for _, r := range rows[lo:min(n, lo+rowChunk)] {
-			if goLeft[col[r]] != 0 {
-				tmp[li] = r
-				li++
-			} else {
-				tmp[ri] = r
-				ri++
-			}
-		}
+		k := left[c+1] - left[c]
+		m := min(n, lo+rowChunk) - lo - k
+		copy(rows[left[c]:], tmp[lo:lo+k])
+		copy(rows[nl+lo-left[c]:], tmpR[lo:lo+m]) // right rows before chunk c: lo - left[c]
 	})
-	copy(rows, tmp)
 	return nl
 }

@@ -373,7 +373,13 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("gbm: fit stopped after %d of %d trees: %w", it, cfg.NumIterations, err)
 		}
-		b.gradients(grad, hess, score)
+		if cfg.Gradient != nil {
+			b.gradients(grad, hess, score, 0) // called once per iteration, as documented
+		} else {
+			gr.rowChunks(n, tcfg.NumThreads, func(lo, hi int) {
+				b.gradients(grad[lo:hi], hess[lo:hi], score[lo:hi], lo)
+			})
+		}
 		if cfg.BaggingFreq > 0 && cfg.BaggingFraction < 1 && it%cfg.BaggingFreq == 0 {
 			bag = sampleRows(rng, n, cfg.BaggingFraction, bag)
 			clear(inBag)
@@ -414,11 +420,19 @@ func FitContext(ctx context.Context, x mat.Matrix, y, weights []float64, cfg Con
 		trees = append(trees, t)
 		// Update the training scores: grown rows by the leaf they were partitioned
 		// into, out-of-bag rows by prediction.
-		for i := range score {
-			if bag == nil || inBag[i] {
-				score[i] += delta[leafOf[i]]
-			} else {
-				score[i] += delta[t.leaf(rowsX(i))]
+		if bag == nil {
+			gr.rowChunks(n, tcfg.NumThreads, func(lo, hi int) {
+				for i, l := range leafOf[lo:hi] {
+					score[lo+i] += delta[l]
+				}
+			})
+		} else {
+			for i := range score {
+				if inBag[i] {
+					score[i] += delta[leafOf[i]]
+				} else {
+					score[i] += delta[t.leaf(rowsX(i))] // rowsX may reuse one buffer
+				}
 			}
 		}
 		if valid != nil {
@@ -583,8 +597,14 @@ func (b *booster) initScore() float64 {
 	return mean
 }
 
-// gradients fills grad and hess at the raw scores score.
-func (b *booster) gradients(grad, hess, score []float64) {
+// gradients fills grad and hess at the raw scores score, for the rows from lo on: the
+// slices start at row lo (Fit hands out chunks of rows to its pool). A custom
+// objective takes all rows at once (lo = 0).
+func (b *booster) gradients(grad, hess, score []float64, lo int) {
+	y32, w32 := b.y32, b.w32
+	if b.cfg.Gradient == nil {
+		y32, w32 = y32[lo:lo+len(score)], w32[lo:lo+len(score)]
+	}
 	switch {
 	case b.cfg.Gradient != nil:
 		b.cfg.Gradient(grad, hess, score, b.y, b.w)
@@ -596,14 +616,14 @@ func (b *booster) gradients(grad, hess, score []float64) {
 		// is_unbalance and scale_pos_weight multiply by the class's label weight.
 		for i, s := range score {
 			l, lw := -1.0, b.labelWeight[0]
-			if b.y32[i] > 0 {
+			if y32[i] > 0 {
 				l, lw = 1, b.labelWeight[1]
 			}
 			r := -l / (1 + math.Exp(l*s))
 			a := math.Abs(r)
 			if b.weighted {
-				grad[i] = float64(float32(r * lw * b.w32[i]))
-				hess[i] = float64(float32(a * (1 - a) * lw * b.w32[i]))
+				grad[i] = float64(float32(r * lw * w32[i]))
+				hess[i] = float64(float32(a * (1 - a) * lw * w32[i]))
 			} else {
 				grad[i] = float64(float32(r * lw))
 				hess[i] = float64(float32(a * (1 - a) * lw))
@@ -615,7 +635,7 @@ func (b *booster) gradients(grad, hess, score []float64) {
 		// ±alpha. Hessians are the weights (1).
 		alpha := b.cfg.Alpha
 		for i, s := range score {
-			diff := s - b.y32[i]
+			diff := s - y32[i]
 			var gr float64
 			switch b.cfg.Objective {
 			case ObjectiveL1:
@@ -634,8 +654,8 @@ func (b *booster) gradients(grad, hess, score []float64) {
 				}
 			}
 			if b.weighted {
-				grad[i] = float64(float32(gr * b.w32[i]))
-				hess[i] = b.w32[i]
+				grad[i] = float64(float32(gr * w32[i]))
+				hess[i] = w32[i]
 			} else {
 				grad[i] = float64(float32(gr))
 				hess[i] = 1
@@ -648,10 +668,10 @@ func (b *booster) gradients(grad, hess, score []float64) {
 		for i, s := range score {
 			e := math.Exp(s)
 			if b.weighted {
-				grad[i] = float64(float32((e - b.y32[i]) * b.w32[i]))
-				hess[i] = float64(float32(e * em * b.w32[i]))
+				grad[i] = float64(float32((e - y32[i]) * w32[i]))
+				hess[i] = float64(float32(e * em * w32[i]))
 			} else {
-				grad[i] = float64(float32(e - b.y32[i]))
+				grad[i] = float64(float32(e - y32[i]))
 				hess[i] = float64(float32(e * em))
 			}
 		}
@@ -660,10 +680,10 @@ func (b *booster) gradients(grad, hess, score []float64) {
 		// the float32 weight in float32 arithmetic; hessian the weight (RegressionL2loss).
 		for i, s := range score {
 			if b.weighted {
-				grad[i] = float64(float32(s-b.y32[i]) * float32(b.w32[i]))
-				hess[i] = b.w32[i]
+				grad[i] = float64(float32(s-y32[i]) * float32(w32[i]))
+				hess[i] = w32[i]
 			} else {
-				grad[i] = float64(float32(s - b.y32[i]))
+				grad[i] = float64(float32(s - y32[i]))
 				hess[i] = 1
 			}
 		}
