@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"context"
 	"math"
 	"testing"
 
@@ -76,21 +75,8 @@ func TestLearningKeepsMainlineGreen(t *testing.T) {
 	for _, s := range []string{"sq2019", "sq2024"} {
 		var builds [2]float64
 		for k, learn := range []bool{false, true} {
-			probs, err := ParseProbs(w, "truth")
-			if err != nil {
-				t.Fatal(err)
-			}
 			st := Setting{Strategy: s, Probs: "truth", Workers: 30, Threshold: 0.05, KeepMargin: 4, NoLearning: !learn, Seed: 7}
-			res, err := Run(context.Background(), w, st, probs, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, r := range res.Records {
-				if !r.Decided || r.Landed != w.Lands[i] {
-					t.Fatalf("%s learn=%v: change %d decided=%v landed=%v, truth %v", s, learn, i, r.Decided, r.Landed, w.Lands[i])
-				}
-			}
-			builds[k] = queue.Summarize(res).BuildsPerChange
+			builds[k] = runTrue(t, w, st).BuildsPerChange
 		}
 		t.Logf("%s: %.3f builds per change without learning, %.3f with", s, builds[0], builds[1])
 	}
