@@ -24,7 +24,7 @@ func init() {
 }
 
 const replayUsage = "(--history DIR [--profile P] | --synth PROFILE --days N [--synth-rate R] [--synth-workers W]) " +
-	"[--strategies a,b] [--probs SRC ...] [--workers N,M] [--rate R,S] [--threshold T] [--keep-margin M] [--batch-size N|auto] [--seeds K] [--author-key-file F] --out DIR (required)"
+	"[--strategies a,b] [--probs SRC ...] [--workers N,M] [--rate R,S] [--threshold T] [--keep-margin M] [--no-learning] [--batch-size N|auto] [--seeds K] [--author-key-file F] --out DIR (required)"
 
 func runReplay(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "replay", replayUsage)
