@@ -63,7 +63,15 @@
 // submission (the queue scoring sees names only pending changes). sq2019, sq2024 and
 // expected keep a running build unless a new node is more than Setting.KeepMargin times
 // as likely to be needed (scoring.Config.KeepMargin; trainer replay --keep-margin,
-// default 4): an aborted build's work is lost. batch is a merge queue that batches
+// default 4): an aborted build's work is lost. sq2019, sq2024 and expected also learn from
+// their finished builds, as paper 001 §7.2's models do through their speculation
+// features (the numbers of speculations that succeeded and failed, its strongest
+// predictors): a change whose build succeeded is known good and compatible with every
+// change of that build, one whose builds failed has its P-succ and P-conf updated by
+// Bayes' rule (Setting.NoLearning, trainer replay --no-learning, turns it off). The
+// sources give a change's probabilities at submission; without this a change whose
+// build has succeeded keeps its prior P-succ, and the changes behind it keep
+// speculating on its rejection. batch is a merge queue that batches
 // and bisects (bors, for one) on the conflict graph: up to b waiting changes, none
 // waiting for a conflicting change outside the batch, are built as one build on the
 // current mainline (queue.Actions.Batches: one worker, the longest of the changes'

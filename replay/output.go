@@ -43,7 +43,9 @@ type Meta struct {
 	Threshold float64 `json:"threshold"`
 	// KeepMargin is Setting.KeepMargin of the runs.
 	KeepMargin float64 `json:"keep_margin"`
-	Seeds      int     `json:"seeds"`
+	// NoLearning is Setting.NoLearning of the runs.
+	NoLearning bool `json:"no_learning"`
+	Seeds      int  `json:"seeds"`
 	// Limits says what the world cannot model (real histories).
 	Limits string `json:"limits,omitempty"`
 }

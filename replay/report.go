@@ -376,7 +376,7 @@ td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}
 figcaption{font-size:13px;color:#444}</style></head><body>
 <h1>Merge-queue replay: {{.S.Meta.World}}</h1>
 <p>Source: {{.S.Meta.Source}}; {{.S.Meta.Changes}} changes; synthetic: {{.S.Meta.Synthetic}};
-speculation threshold {{.S.Meta.Threshold}}; keep margin {{.S.Meta.KeepMargin}}; {{.S.Meta.Seeds}} seeds. Intervals are 95% over seeds (Student t).</p>
+speculation threshold {{.S.Meta.Threshold}}; keep margin {{.S.Meta.KeepMargin}}; SubmitQueue strategies learn from their finished builds: {{if .S.Meta.NoLearning}}no{{else}}yes{{end}}; {{.S.Meta.Seeds}} seeds. Intervals are 95% over seeds (Student t).</p>
 {{with .S.Meta.Limits}}<p><b>What this history cannot model:</b> {{.}}</p>{{end}}
 <h2>Every configuration</h2>
 <table><tr><th>strategy</th><th>probs</th><th>workers</th><th>rate</th><th>builds/change</th><th>builds/landed</th>

@@ -30,11 +30,11 @@ func NewStrategy(w *World, probs Probs, st Setting) (queue.Strategy, error) {
 		half := constProbs{w: w, name: "constant:0.5,0", psucc: 0.5}
 		return NewSpeculative(name, w, half, scoring.Config{Policy: scoring.PolicySQ2019}), nil
 	case "sq2019":
-		return NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicySQ2019, KeepMargin: st.KeepMargin}), nil
+		return st.learning(NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicySQ2019, KeepMargin: st.KeepMargin})), nil
 	case "sq2024":
-		return NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicySQ2024, SpeculationThreshold: threshold, KeepMargin: st.KeepMargin}), nil
+		return st.learning(NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicySQ2024, SpeculationThreshold: threshold, KeepMargin: st.KeepMargin})), nil
 	case "expected":
-		return NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicyExpected, SpeculationThreshold: threshold, KeepMargin: st.KeepMargin}), nil
+		return st.learning(NewSpeculative(name, w, probs, scoring.Config{Policy: scoring.PolicyExpected, SpeculationThreshold: threshold, KeepMargin: st.KeepMargin})), nil
 	case "batch":
 		n := len(w.Traffic.Changes)
 		switch b := st.BatchSize; {
@@ -65,11 +65,23 @@ type Setting struct {
 	// running build is kept unless a new node is more than KeepMargin times as likely
 	// to be needed. Zero aborts every running build the plan does not select.
 	KeepMargin float64
+	// NoLearning turns off what sq2019, sq2024 and expected learn from their finished
+	// builds (Speculative.Learn): they then plan with the source's probabilities at
+	// submission all along.
+	NoLearning bool
 	// BatchSize is the batch size of batch: 0 means DefaultBatchSize and BatchAuto a
 	// size chosen for each batch from the probabilities.
 	BatchSize int
 	// Seed keys the draws of the truth and of the re-timed arrivals.
 	Seed uint64
+}
+
+// learning returns s learning from its finished builds unless st.NoLearning.
+func (st Setting) learning(s *Speculative) *Speculative {
+	if st.NoLearning {
+		return s
+	}
+	return s.Learn()
 }
 
 // Run replays w under setting st. probs, when not nil, overrides st.Probs (a source the

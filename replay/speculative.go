@@ -31,6 +31,9 @@ type Speculative struct {
 	// cache keeps the finish-order probabilities of pairs of pending changes from one
 	// plan to the next (they do not change while both are pending).
 	cache scoring.FinishCache
+	// ev, when not nil, updates the probabilities with the results of finished builds
+	// (see evidence).
+	ev *evidence
 }
 
 // NewSpeculative returns the strategy name with the given probabilities and config
@@ -48,7 +51,12 @@ func (s *Speculative) Name() string { return s.name }
 
 // Plan implements queue.Strategy.
 func (s *Speculative) Plan(v *queue.View) (queue.Actions, error) {
-	q, pend, ids := s.buf.build(v, s.w, s.probs, s.loc)
+	probs := s.probs
+	if s.ev != nil {
+		s.ev.observe(v)
+		probs = learned{Probs: s.probs, w: s.w, ev: s.ev}
+	}
+	q, pend, ids := s.buf.build(v, s.w, probs, s.loc)
 	defer resetLoc(s.loc, pend)
 	cfg := s.cfg
 	cfg.Capacity = v.Workers()
@@ -157,4 +165,11 @@ func resetLoc(loc []int32, pend []int) {
 	for _, i := range pend {
 		loc[i] = -1
 	}
+}
+
+// Learn makes the strategy update its probabilities with the results of the builds that
+// finish (see evidence) and returns it.
+func (s *Speculative) Learn() *Speculative {
+	s.ev = newEvidence(len(s.w.Traffic.Changes))
+	return s
 }

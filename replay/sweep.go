@@ -26,6 +26,8 @@ type Plan struct {
 	Threshold float64
 	// KeepMargin is Setting.KeepMargin of every run.
 	KeepMargin float64
+	// NoLearning is Setting.NoLearning of every run.
+	NoLearning bool
 	// BatchSize is Setting.BatchSize of the batch strategy's runs.
 	BatchSize int
 	Seeds     []uint64
@@ -192,7 +194,7 @@ func Sweep(ctx context.Context, p Plan, world func(seed uint64) (*World, error),
 				}
 				sources[c.Probs] = src
 			}
-			st := Setting{Strategy: c.Strategy, Probs: c.Probs, Workers: c.Workers, Rate: c.Rate, Threshold: c.Threshold, KeepMargin: c.KeepMargin, BatchSize: c.BatchSize, Seed: seed}
+			st := Setting{Strategy: c.Strategy, Probs: c.Probs, Workers: c.Workers, Rate: c.Rate, Threshold: c.Threshold, KeepMargin: c.KeepMargin, NoLearning: p.NoLearning, BatchSize: c.BatchSize, Seed: seed}
 			k++
 			var prog func(float64)
 			if progress != nil {

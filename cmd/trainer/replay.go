@@ -24,7 +24,7 @@ func init() {
 }
 
 const replayUsage = "(--history DIR [--profile P] | --synth PROFILE --days N [--synth-rate R] [--synth-workers W]) " +
-	"[--strategies a,b] [--probs SRC ...] [--workers N,M] [--rate R,S] [--threshold T] [--keep-margin M] [--batch-size N|auto] [--seeds K] [--author-key-file F] --out DIR (required)"
+	"[--strategies a,b] [--probs SRC ...] [--workers N,M] [--rate R,S] [--threshold T] [--keep-margin M] [--no-learning] [--batch-size N|auto] [--seeds K] [--author-key-file F] --out DIR (required)"
 
 func runReplay(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "replay", replayUsage)
@@ -43,6 +43,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 	rates := &listFlag{split: true}
 	fs.Var(rates, "rate", "re-time arrivals to these changes per hour, comma separated (default: the history's times)")
 	threshold := fs.Float64("threshold", 0.05, "speculation threshold of sq2024 and expected")
+	noLearning := fs.Bool("no-learning", false, "sq2019, sq2024 and expected plan with the source's probabilities at submission, without learning from their finished builds")
 	keepMargin := fs.Float64("keep-margin", 4, "sq2019, sq2024 and expected keep a running build unless a new node is more than this many times as likely to be needed (0: abort whatever the plan does not select)")
 	batchSize := fs.String("batch-size", strconv.Itoa(replay.DefaultBatchSize), "batch: the changes built together, bisected on a failure; "+
 		"auto chooses each batch's size from the waiting changes' P-succ (of --probs) with the batching cost of trainer batch")
@@ -76,7 +77,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("--author-key-file: %w", err)
 	}
-	plan := replay.Plan{Strategies: strategies.values, Probs: probs.values, Threshold: *threshold, KeepMargin: *keepMargin, BatchSize: b}
+	plan := replay.Plan{Strategies: strategies.values, Probs: probs.values, Threshold: *threshold, KeepMargin: *keepMargin, NoLearning: *noLearning, BatchSize: b}
 	if len(plan.Strategies) == 0 {
 		plan.Strategies = replay.Strategies
 	}
@@ -106,7 +107,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 
 	var world func(seed uint64) (*replay.World, error)
 	var defWorkers int
-	meta := replay.Meta{Threshold: *threshold, KeepMargin: *keepMargin, Seeds: *seeds}
+	meta := replay.Meta{Threshold: *threshold, KeepMargin: *keepMargin, NoLearning: *noLearning, Seeds: *seeds}
 	if *synthProfile != "" {
 		p, err := synth.LookupProfile(*synthProfile)
 		if err != nil {
