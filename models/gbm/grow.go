@@ -185,6 +185,10 @@ type leafState struct {
 	// in this leaf; LightGBM's children then skip it (is_splittable of the parent's
 	// histogram), and so do this leaf's.
 	unsplittable []bool
+	// labelled reports that the split that made this leaf, whose children are never
+	// split, set g.leafOf of its rows instead of partitioning them: idx[begin:end]
+	// is then not the leaf's rows.
+	labelled bool
 }
 
 // grower holds the buffers of one GrowTree call; Dataset.growers recycles them.
@@ -221,6 +225,8 @@ type grower struct {
 	// rootG and rootH are the sums of the gradients and hessians of the rows in idx,
 	// in their order.
 	rootG, rootH float64
+	// leafOf is the caller's leafOf during a grow (may be nil).
+	leafOf []int32
 }
 
 // GrowTree fits one regression tree to the gradients and hessians grad and hess (one
@@ -334,7 +340,7 @@ func (d *Dataset) grow(g *grower, grad, hess []float64, rows []int, features []i
 	}
 	var bad int
 	var constHess bool
-	if g.identity && (g.pool == nil || cfg.NumThreads <= 1 || n < 2*rowChunk) {
+	if g.identity && g.serialRows(n) {
 		// One thread over all rows in order: check and sum in one pass, which reads
 		// the gradients and hessians once instead of twice (NGBoost's trees, one
 		// thread each, spent about 7% of their time in a separate check).
@@ -444,6 +450,8 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 		return nil, fmt.Errorf("%w: sum of hessians plus lambda_l2 is %v, want > 0", ErrBadData, root.h+cfg.LambdaL2)
 	}
 	g.leaves = append(g.leaves[:0], root)
+	g.leafOf = leafOf
+	defer func() { g.leafOf = nil }()
 	if g.splittable(&g.leaves[0]) {
 		h := g.alloc()
 		g.buildHist(&g.leaves[0], h)
@@ -485,6 +493,9 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 		// One leaf per task on Fit's pool: leaves hold disjoint rows.
 		setLeaf := func(_, i int) {
 			l := &g.leaves[i]
+			if l.labelled {
+				return
+			}
 			for _, r := range g.idx[l.begin:l.end] {
 				leafOf[r] = int32(i)
 			}
@@ -592,16 +603,27 @@ func (g *grower) split(spec *treeSpec, li int, more bool) {
 			goLeft[b] = b2i(b <= int(bin))
 		}
 	}
-	nl := g.partition(rows, col, goLeft)
+	// Children that will never be split (the last split, or children at the depth
+	// limit) need only their counts and, for GrowTreeLeaves, their rows' leaves: one
+	// thread labels the rows instead of moving them (NGBoost's depth-3 trees make
+	// four of their seven splits so).
+	final := !more || (g.cfg.MaxDepth > 0 && l.depth+1 >= g.cfg.MaxDepth)
+	final = final && g.serialRows(len(rows))
+	var nl int
+	if final {
+		nl = g.label(rows, col, goLeft, li, newLeaf)
+	} else {
+		nl = g.partition(rows, col, goLeft)
+	}
 	nr := len(rows) - nl
 
 	// The children's sums come from the split search; their row counts from the
 	// partition (LightGBM's leaf_count), which for weighted rows the hessian estimates
 	// of the search only approximate.
 	left := leafState{begin: l.begin, end: l.begin + nl, g: s.lg, h: s.lh, n: nl, out: s.lOut, depth: l.depth + 1,
-		cmin: l.cmin, cmax: l.cmax}
+		cmin: l.cmin, cmax: l.cmax, labelled: final}
 	right := leafState{begin: l.begin + nl, end: l.end, g: s.rg, h: s.rh, n: nr, out: s.rOut, depth: l.depth + 1,
-		cmin: l.cmin, cmax: l.cmax}
+		cmin: l.cmin, cmax: l.cmax, labelled: final}
 	if mc := g.cfg.MonotoneConstraints; mc != nil && !fb.isCat() && mc[s.feature] != 0 {
 		// LightGBM's BasicLeafConstraints::Update: the children meet at the mean.
 		mid := (s.lOut + s.rOut) / 2
