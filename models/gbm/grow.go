@@ -943,8 +943,12 @@ func (g *grower) buildHistConstHess(l *leafState, rows []int32, all bool, hist [
 	og := g.og[:len(rows)]
 	hv := g.hess[0]
 	workers := g.histWorkers(len(rows))
+	var cnt []int64 // the bins' counts when known in advance, else nil
 	if all {
-		og = g.grad[:len(rows)] // the leaf's rows are all rows, in order: no gather
+		// The leaf's rows are all rows, in order: no gather, and the bins' counts
+		// are the Dataset's, so the passes add gradients only.
+		og = g.grad[:len(rows)]
+		cnt = d.allCounts()
 	} else {
 		g.rowChunks(len(rows), workers, func(lo, hi int) {
 			for k, r := range rows[lo:hi] {
@@ -974,14 +978,14 @@ func (g *grower) buildHistConstHess(l *leafState, rows []int32, all bool, hist [
 				} else {
 					accumulateRows2(sc, sc2, col, col2, rows, og)
 				}
-				copyConstHist(hist[d.histOffset[f2]:d.histOffset[f2+1]], sc2, hv)
+				copyConstHist(hist[d.histOffset[f2]:d.histOffset[f2+1]], sc2, hv, countsOf(cnt, d, f2))
 				g.fixFeature(l, f2, hist)
 			} else if all {
 				accumulateAll1(sc, col[:len(og)], og)
 			} else {
 				accumulateRows1(sc, col, rows, og)
 			}
-			copyConstHist(hist[d.histOffset[f]:d.histOffset[f+1]], sc, hv)
+			copyConstHist(hist[d.histOffset[f]:d.histOffset[f+1]], sc, hv, countsOf(cnt, d, f))
 			g.fixFeature(l, f, hist)
 			return
 		}
@@ -997,19 +1001,18 @@ func (g *grower) buildHistConstHess(l *leafState, rows []int32, all bool, hist [
 			accumulateRows4(sc, cols[0], cols[1], cols[2], cols[3], rows, og)
 		}
 		for j := range group {
-			copyConstHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j], hv)
+			copyConstHist(hist[d.histOffset[fs[j]]:d.histOffset[fs[j]+1]], &sc[j], hv, countsOf(cnt, d, fs[j]))
 			g.fixFeature(l, fs[j], hist)
 		}
 	})
 }
 
-// accumulateAll1 adds og[k] to bin c[k] of sc for every row k.
+// accumulateAll1 adds og[k] to the gradient sum of bin c[k] of sc for every row k;
+// the counts come from Dataset.allCounts.
 func accumulateAll1(sc *[256]constScratchBin, c []uint8, og []float64) {
 	og = og[:len(c)]
 	for k, b := range c {
-		e := &sc[b]
-		e.g += og[k]
-		e.n++
+		sc[b].g += og[k]
 	}
 }
 
@@ -1023,17 +1026,15 @@ func accumulateRows1(sc *[256]constScratchBin, c []uint8, rows []int32, og []flo
 	}
 }
 
-// accumulateAll2 adds og[k] to bin c0[k] of s0 and bin c1[k] of s1 for every row k;
-// the columns are as long as og.
+// accumulateAll2 adds og[k] to the gradient sums of bin c0[k] of s0 and bin c1[k] of
+// s1 for every row k; the columns are as long as og, and the counts come from
+// Dataset.allCounts.
 func accumulateAll2(s0, s1 *[256]constScratchBin, c0, c1 []uint8, og []float64) {
 	og, c1 = og[:len(c0)], c1[:len(c0)]
 	for k, b0 := range c0 {
 		v := og[k]
-		e0, e1 := &s0[b0], &s1[c1[k]]
-		e0.g += v
-		e0.n++
-		e1.g += v
-		e1.n++
+		s0[b0].g += v
+		s1[c1[k]].g += v
 	}
 }
 
@@ -1050,23 +1051,19 @@ func accumulateRows2(s0, s1 *[256]constScratchBin, c0, c1 []uint8, rows []int32,
 	}
 }
 
-// accumulateAll4 adds og[k] to bin cj[k] of sc[j] for the four columns cj and every
-// row k; the columns are as long as og.
+// accumulateAll4 adds og[k] to the gradient sum of bin cj[k] of sc[j] for the four
+// columns cj and every row k; the columns are as long as og, and the counts come from
+// Dataset.allCounts.
 func accumulateAll4(sc *[4][256]constScratchBin, c0, c1, c2, c3 []uint8, og []float64) {
 	n := len(c0)
 	og, c1, c2, c3 = og[:n], c1[:n], c2[:n], c3[:n]
 	s0, s1, s2, s3 := &sc[0], &sc[1], &sc[2], &sc[3]
 	for k, b0 := range c0 {
 		v := og[k]
-		e0, e1, e2, e3 := &s0[b0], &s1[c1[k]], &s2[c2[k]], &s3[c3[k]]
-		e0.g += v
-		e0.n++
-		e1.g += v
-		e1.n++
-		e2.g += v
-		e2.n++
-		e3.g += v
-		e3.n++
+		s0[b0].g += v
+		s1[c1[k]].g += v
+		s2[c2[k]].g += v
+		s3[c3[k]].g += v
 	}
 }
 
@@ -1091,13 +1088,30 @@ func accumulateRows4(sc *[4][256]constScratchBin, c0, c1, c2, c3 []uint8, rows [
 }
 
 // copyConstHist sets h from the scratch histogram sc: the gradient sums, the counts
-// and count·hv as the hessian sums.
-func copyConstHist(h []hbin, sc *[256]constScratchBin, hv float64) {
+// (cnt's when not nil, else sc's) and count·hv as the hessian sums.
+func copyConstHist(h []hbin, sc *[256]constScratchBin, hv float64, cnt []int64) {
+	if cnt != nil {
+		cnt = cnt[:len(h)]
+		for b := range h {
+			n := float64(cnt[b])
+			h[b] = hbin{g: sc[b].g, h: n * hv, n: n}
+		}
+		return
+	}
 	for b := range h {
 		e := &sc[b]
 		n := float64(e.n)
 		h[b] = hbin{g: e.g, h: n * hv, n: n}
 	}
+}
+
+// countsOf returns feature f's part of the counts cnt of a histogram of all
+// features, or nil when cnt is nil.
+func countsOf(cnt []int64, d *Dataset, f int) []int64 {
+	if cnt == nil {
+		return nil
+	}
+	return cnt[d.histOffset[f]:d.histOffset[f+1]]
 }
 
 // findBest returns the best split of leaf l over the features in use. For each feature
