@@ -32,6 +32,27 @@ type Dataset struct {
 	// growers caches the buffers of GrowTree so that boosting many trees does not
 	// allocate per tree.
 	growers sync.Pool
+
+	// binCounts[histOffset[f]+b] is the number of rows in bin b of feature f: the
+	// counts of every histogram of all rows, the same for every tree. allCounts
+	// computes it on first use.
+	countsOnce sync.Once
+	binCounts  []int64
+}
+
+// allCounts returns d.binCounts, counting the rows of every bin on first use.
+func (d *Dataset) allCounts() []int64 {
+	d.countsOnce.Do(func() {
+		c := make([]int64, d.histOffset[d.nFeatures])
+		for f := range d.nFeatures {
+			h := c[d.histOffset[f]:d.histOffset[f+1]]
+			for _, b := range d.column(f) {
+				h[b]++
+			}
+		}
+		d.binCounts = c
+	})
+	return d.binCounts
 }
 
 // featureBins describes the bins of one feature.

@@ -258,32 +258,49 @@ func TestGrowTreeLeaves(t *testing.T) {
 		grad[i] = -y[i]
 	}
 	sample := []int{3, 3, 10, 11, 50, 51, 52, 200, 201, 202, 203, 300, 301, 599}
-	for _, rows := range [][]int{nil, sample} {
-		leafOf := make([]int32, 600)
-		for i := range leafOf {
-			leafOf[i] = -1
-		}
-		tr, err := GrowTreeLeaves(d, grad, hess, rows, nil, TreeConfig{NumLeaves: 12, MinDataInLeaf: 1}, leafOf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tr.NLeaves() < 2 {
-			t.Fatalf("tree has %d leaves", tr.NLeaves())
-		}
-		in := make([]bool, 600)
-		for _, r := range rows {
-			in[r] = true
-		}
-		for r := range 600 {
-			switch {
-			case rows != nil && !in[r]:
-				if leafOf[r] != -1 {
-					t.Errorf("row %d outside the sample: leafOf = %d, want unchanged", r, leafOf[r])
+	// Depth-3 trees (NGBoost's) label the rows of their last level instead of
+	// partitioning them; the 12-leaf trees do so for their last split only.
+	for _, cfg := range []TreeConfig{{NumLeaves: 12, MinDataInLeaf: 1}, {NumLeaves: 8, MaxDepth: 3, MinDataInLeaf: 1}} {
+		for _, rows := range [][]int{nil, sample} {
+			leafOf := make([]int32, 600)
+			for i := range leafOf {
+				leafOf[i] = -1
+			}
+			tr, err := GrowTreeLeaves(d, grad, hess, rows, nil, cfg, leafOf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.NLeaves() < 2 {
+				t.Fatalf("tree has %d leaves", tr.NLeaves())
+			}
+			// Each leaf's count is the number of its rows (repeats included).
+			count := make([]int, tr.NLeaves())
+			if rows == nil {
+				for r := range 600 {
+					count[leafOf[r]]++
 				}
-			case int(leafOf[r]) != int(tr.leaf(x.RawRowView(r))):
-				t.Errorf("row %d: leafOf = %d, tree walk gives leaf %d", r, leafOf[r], tr.leaf(x.RawRowView(r)))
-			case tr.LeafValue(int(leafOf[r])) != tr.Predict(x.RawRowView(r)):
-				t.Errorf("row %d: LeafValue differs from Predict", r)
+			}
+			for _, r := range rows {
+				count[leafOf[r]]++
+			}
+			if !slices.Equal(count, tr.leafCount) {
+				t.Errorf("%+v, sample %v: leaf counts %v, rows per leaf %v", cfg, rows != nil, tr.leafCount, count)
+			}
+			in := make([]bool, 600)
+			for _, r := range rows {
+				in[r] = true
+			}
+			for r := range 600 {
+				switch {
+				case rows != nil && !in[r]:
+					if leafOf[r] != -1 {
+						t.Errorf("row %d outside the sample: leafOf = %d, want unchanged", r, leafOf[r])
+					}
+				case int(leafOf[r]) != int(tr.leaf(x.RawRowView(r))):
+					t.Errorf("row %d: leafOf = %d, tree walk gives leaf %d", r, leafOf[r], tr.leaf(x.RawRowView(r)))
+				case tr.LeafValue(int(leafOf[r])) != tr.Predict(x.RawRowView(r)):
+					t.Errorf("row %d: LeafValue differs from Predict", r)
+				}
 			}
 		}
 	}

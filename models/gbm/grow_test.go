@@ -445,23 +445,16 @@ func TestRadixSortMatchesSort(t *testing.T) {
 }
 
 // TestGrowTreeSingleFeatureTasks checks the histograms of the features left over after
-// the groups of four against those of a group: growing on features 0-2 (three
-// one-feature tasks) must give the tree grown on the columns x0 x1 x2 x0 (one group,
-// the repeated column losing every tie), with and without constant hessians, on all
-// rows and on a sample.
+// the groups of four against those of a group: growing on features 0-2 (a two-feature
+// task and a one-feature task) must give the tree grown on the columns x0 x1 x2 x0
+// (one group, the repeated column losing every tie), and growing on features 0-1 (a
+// two-feature task) the tree grown on x0 x1 x0 x1, with and without constant
+// hessians, on all rows and on a sample.
 func TestGrowTreeSingleFeatureTasks(t *testing.T) {
 	t.Parallel()
 	const n = 400
 	x, g, h := randomProblem(n, 11)
-	dup := mat.NewDense(n, 4, nil)
-	for i := range n {
-		dup.SetRow(i, []float64{x.At(i, 0), x.At(i, 1), x.At(i, 2), x.At(i, 0)})
-	}
 	d, err := NewDataset(x, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dd, err := NewDataset(dup, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,20 +467,106 @@ func TestGrowTreeSingleFeatureTasks(t *testing.T) {
 		sample = append(sample, i, i+1)
 	}
 	cfg := TreeConfig{NumLeaves: 12, MinDataInLeaf: 5, NumThreads: 2}
-	for _, hess := range [][]float64{h, ones} {
-		for _, rows := range [][]int{nil, sample} {
-			got, err := GrowTree(d, g, hess, rows, []int{0, 1, 2}, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := GrowTree(dd, g, hess, rows, nil, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got.leafValues, want.leafValues) || !slices.Equal(got.splitGain, want.splitGain) {
-				t.Errorf("constant hessians %v, sample %v: one-feature tasks grew leaves %v gains %v, the group %v %v",
-					hess[0] == hess[1], rows != nil, got.leafValues, got.splitGain, want.leafValues, want.splitGain)
+	for _, tc := range []struct {
+		feats []int
+		group [4]int // the columns of x in the one-group data set
+	}{
+		{[]int{0, 1, 2}, [4]int{0, 1, 2, 0}},
+		{[]int{0, 1}, [4]int{0, 1, 0, 1}},
+	} {
+		dup := mat.NewDense(n, 4, nil)
+		for i := range n {
+			for j, c := range tc.group {
+				dup.Set(i, j, x.At(i, c))
 			}
 		}
+		dd, err := NewDataset(dup, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, hess := range [][]float64{h, ones} {
+			for _, rows := range [][]int{nil, sample} {
+				got, err := GrowTree(d, g, hess, rows, tc.feats, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := GrowTree(dd, g, hess, rows, nil, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got.leafValues, want.leafValues) || !slices.Equal(got.splitGain, want.splitGain) {
+					t.Errorf("features %v, constant hessians %v, sample %v: leftover tasks grew leaves %v gains %v, the group %v %v",
+						tc.feats, hess[0] == hess[1], rows != nil, got.leafValues, got.splitGain, want.leafValues, want.splitGain)
+				}
+			}
+		}
+	}
+}
+
+// TestCheckSumGradients compares the fused check and sums of a tree's root with their
+// definition: the first row whose gradient is NaN or ±Inf or whose hessian is not a
+// finite number >= 0 (found with math.IsNaN and math.IsInf), and otherwise the sums in
+// row order and whether every hessian equals the first.
+func TestCheckSumGradients(t *testing.T) {
+	t.Parallel()
+	inf, nan := math.Inf(1), math.NaN()
+	for _, tc := range []struct {
+		name    string
+		at      int // the row to spoil, -1 for none
+		g, h    float64
+		noConst bool
+	}{
+		{"clean, constant hessian", -1, 0, 0, false},
+		{"clean, varying hessian", -1, 0, 0, true},
+		{"NaN gradient", 7, nan, 1, false},
+		{"+Inf gradient", 0, inf, 1, false},
+		{"-Inf gradient", 99, -inf, 1, false},
+		{"NaN hessian", 42, 0.5, nan, false},
+		{"+Inf hessian", 13, 0.5, inf, false},
+		{"negative hessian", 5, 0.5, -1e-300, false},
+		{"zero hessian", -1, 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			g, h := make([]float64, 100), make([]float64, 100)
+			for i := range g {
+				g[i] = rng.NormFloat64() * 1e3
+				h[i] = 2
+				if tc.noConst {
+					h[i] = rng.Float64()
+				}
+			}
+			if tc.at >= 0 {
+				g[tc.at], h[tc.at] = tc.g, tc.h
+			}
+			if tc.name == "zero hessian" {
+				h[10] = 0
+			}
+			wantBad, wantConst := -1, true
+			var wantG, wantH float64
+			for i := range g {
+				if math.IsNaN(g[i]) || math.IsInf(g[i], 0) || math.IsNaN(h[i]) || math.IsInf(h[i], 0) || h[i] < 0 {
+					wantBad = i
+					break
+				}
+				wantConst = wantConst && h[i] == h[0]
+				wantG += g[i]
+				wantH += h[i]
+			}
+			bad, constHess, sg, sh := checkSumGradients(g, h)
+			if bad != wantBad {
+				t.Fatalf("bad row %d, want %d", bad, wantBad)
+			}
+			if cb, _ := checkGradients(g, h, h[0]); cb != wantBad {
+				t.Errorf("checkGradients: bad row %d, want %d", cb, wantBad)
+			}
+			if bad >= 0 {
+				return
+			}
+			// Same additions in the same order: the sums are equal to the last bit.
+			if constHess != wantConst || sg != wantG || sh != wantH {
+				t.Errorf("got const %v, sums %v %v; want %v, %v %v", constHess, sg, sh, wantConst, wantG, wantH)
+			}
+		})
 	}
 }

@@ -47,7 +47,7 @@ func (g *grower) partition(rows []int32, col []uint8, goLeft *[256]int) int {
 	n := len(rows)
 	tmp := g.tmp[:n]
 	workers := g.cfg.NumThreads
-	if g.pool == nil || workers <= 1 || n < 2*rowChunk {
+	if g.serialRows(n) {
 		nl, nr := 0, 0
 		for _, r := range rows {
 			// rows[nl] has been read already (nl is at most the current index).
@@ -95,5 +95,33 @@ func (g *grower) partition(rows []int32, col []uint8, goLeft *[256]int) int {
 		copy(rows[left[c]:], tmp[lo:lo+k])
 		copy(rows[nl+lo-left[c]:], tmpR[lo:lo+m]) // right rows before chunk c: lo - left[c]
 	})
+	return nl
+}
+
+// serialRows reports whether a row loop over n rows runs on one thread: without Fit's
+// pool, with one thread, or below two chunks of rows.
+func (g *grower) serialRows(n int) bool {
+	return g.pool == nil || g.cfg.NumThreads <= 1 || n < 2*rowChunk
+}
+
+// label is partition for a split whose children are never split: it leaves rows in
+// place, counts those whose bin in col goes left (goLeft[bin] = 1) and returns the
+// count, and, when g.leafOf is not nil, sets g.leafOf[r] to left or right for every
+// row r of rows, the leaves grow would otherwise set after the partition.
+func (g *grower) label(rows []int32, col []uint8, goLeft *[256]int, left, right int) int {
+	nl := 0
+	if g.leafOf == nil {
+		for _, r := range rows {
+			nl += goLeft[col[r]]
+		}
+		return nl
+	}
+	leafOf := g.leafOf
+	l, step := int32(right), int32(right-left)
+	for _, r := range rows {
+		x := goLeft[col[r]]
+		nl += x
+		leafOf[r] = l - int32(x)*step // no branch on the side
+	}
 	return nl
 }
