@@ -382,6 +382,10 @@ type booster struct {
 	cols  []int   // features of this iteration, nil when ColSample is 1
 	all   []int   // 0..n-1, see allRows
 	sumW  float64 // the weight sum of all training rows, once sample has needed it
+	// unitW is set when every training weight is 1: the row loops of the log score
+	// then take the weight as the constant 1 instead of loading it (the same
+	// arithmetic, since 1·x = x exactly, and 8 bytes less to read per row).
+	unitW bool
 	grad0 []float64
 	grad1 []float64
 	// hess is the trees' hessian of every row: its weight (the training weights
@@ -460,6 +464,7 @@ func newBooster(x mat.Matrix, y, w []float64, cens []bool, xVal mat.Matrix, yVal
 		leafOf: [2][]int32{make([]int32, train.n), make([]int32, train.n)},
 	}
 	b.fuse = b.fast && !(cfg.MinibatchFrac < 1)
+	b.unitW = !slices.ContainsFunc(train.w, func(wi float64) bool { return wi != 1 })
 	b.threads = cfg.NumThreads
 	if b.threads == 0 {
 		b.threads = runtime.GOMAXPROCS(0)

@@ -67,7 +67,7 @@ func (b *booster) stepAndGradients(step, sumW float64) float64 {
 	a, bv := b.cells.vals[0], b.cells.vals[1]
 	f := b.scaleFactors(step)
 	l0, l1 := b.leafOf[0], b.leafOf[1]
-	natural := !b.cfg.OrdinaryGradient
+	natural, unit := !b.cfg.OrdinaryGradient, b.unitW
 	sum := b.splitRows(b.allRows(), func(part []int, _ int) float64 {
 		var sum float64
 		for _, i := range part {
@@ -76,7 +76,11 @@ func (b *booster) stepAndGradients(step, sumW float64) float64 {
 			s := ls[i] - step*bv[m]
 			v := iv[i] * f[m]
 			loc[i], ls[i], iv[i] = li, s, v
-			sum += b.normalRow(i, t[i]-li, s, v, w[i], natural)
+			wi := 1.0
+			if !unit {
+				wi = w[i]
+			}
+			sum += b.normalRow(i, t[i]-li, s, v, wi, natural)
 		}
 		return sum
 	})
