@@ -45,16 +45,21 @@ func (c *leafCells) fill(b *booster, rows []int, leafOf [2][]int32, vals [2][]fl
 	tr := b.train
 	n1 := int32(len(vals[1]))
 	l0, l1, w, ls, r, iv := leafOf[0], leafOf[1], tr.w, tr.param[1], b.resid, b.invVar
+	unit := b.unitW // then every w[i] is 1: not loaded, the same sums
 	b.splitRows(rows, func(part []int, worker int) float64 {
 		s := c.part[worker]
 		for _, i := range part {
 			e := &s[l0[i]*n1+l1[i]]
-			wv := w[i] * iv[i]
+			wi := 1.0
+			if !unit {
+				wi = w[i]
+			}
+			wv := wi * iv[i]
 			e.a += wv * r[i] * r[i]
 			e.b += wv * r[i]
 			e.c += wv
-			e.w += w[i]
-			e.l += w[i] * ls[i]
+			e.w += wi
+			e.l += wi * ls[i]
 			e.n++
 		}
 		return 0

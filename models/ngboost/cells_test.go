@@ -36,7 +36,7 @@ func TestLeafCellsMatchRows(t *testing.T) {
 						t.Fatal(err)
 					}
 					b := &booster{cfg: cfg, train: tr, grad0: make([]float64, n), grad1: make([]float64, n), hess: tr.w,
-						resid: make([]float64, n), invVar: make([]float64, n), fast: true, threads: 2,
+						resid: make([]float64, n), invVar: make([]float64, n), fast: true, threads: 2, unitW: !weighted,
 						leafOf: [2][]int32{make([]int32, n), make([]int32, n)}}
 					init, _ := FitMarginal(f, y, w)
 					tr.setParams(init)

@@ -15,10 +15,7 @@ func (b *booster) applyStep(step float64) {
 	loc, ls, iv := tr.param[0], tr.param[1], b.invVar
 	if b.useCells && b.batch == nil {
 		a, bv := b.cells.vals[0], b.cells.vals[1]
-		var f [maxLeaves]float64
-		for m, v := range bv {
-			f[m] = math.Exp(2 * step * v)
-		}
+		f := b.scaleFactors(step)
 		l0, l1 := b.leafOf[0], b.leafOf[1]
 		b.splitRows(b.allRows(), func(part []int, _ int) float64 {
 			for _, i := range part {
@@ -45,4 +42,47 @@ func (b *booster) applyStep(step float64) {
 		}
 		return 0
 	})
+}
+
+// scaleFactors returns exp(2·step·v) for the value v of each leaf of the scale tree in
+// cells: the factor of invVar of the rows of that leaf.
+func (b *booster) scaleFactors(step float64) *[maxLeaves]float64 {
+	var f [maxLeaves]float64
+	for m, v := range b.cells.vals[1] {
+		f[m] = math.Exp(2 * step * v)
+	}
+	return &f
+}
+
+// stepAndGradients is applyStep followed by the next iteration's gradients in one
+// pass over the rows (read once instead of twice), for fuse and useCells: every row
+// takes the step of its leaf pair as in applyStep, then its residual and gradients
+// are computed as in gradients, in the same two halves of splitRows and with the same
+// operations, so the parameters, gradients and score are the ones the two passes
+// would give, bit for bit. It returns the next iteration's training score; sumW is
+// the weight sum of all rows.
+func (b *booster) stepAndGradients(step, sumW float64) float64 {
+	tr := b.train
+	loc, ls, iv, t, w := tr.param[0], tr.param[1], b.invVar, tr.t, tr.w
+	a, bv := b.cells.vals[0], b.cells.vals[1]
+	f := b.scaleFactors(step)
+	l0, l1 := b.leafOf[0], b.leafOf[1]
+	natural, unit := !b.cfg.OrdinaryGradient, b.unitW
+	sum := b.splitRows(b.allRows(), func(part []int, _ int) float64 {
+		var sum float64
+		for _, i := range part {
+			li := loc[i] - step*a[l0[i]]
+			m := l1[i]
+			s := ls[i] - step*bv[m]
+			v := iv[i] * f[m]
+			loc[i], ls[i], iv[i] = li, s, v
+			wi := 1.0
+			if !unit {
+				wi = w[i]
+			}
+			sum += b.normalRow(i, t[i]-li, s, v, wi, natural)
+		}
+		return sum
+	})
+	return sum/sumW + logSqrt2Pi + tr.jacMean(nil, sumW)
 }
