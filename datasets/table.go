@@ -262,14 +262,15 @@ func (s *scanner) scanArrow(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("datasets: %w", err)
 	}
-	if err := arrowmeta.CheckFile(data); err != nil {
+	meta, err := arrowmeta.CheckFile(data)
+	if err != nil {
 		return fmt.Errorf("datasets: reading %s: %w: %w", s.path, ErrInvalidValue, err)
 	}
 	// arrow-go v18.8.0's mapped reader has no dictionary memo and panics on a
 	// dictionary ("assignment to entry in nil map"): its plain reader, which copies
 	// each buffer, reads such files.
 	var r *ipc.FileReader
-	if arrowmeta.HasDictionary(data) {
+	if meta.Dictionary {
 		r, err = ipc.NewFileReader(bytes.NewReader(data), ipc.WithAllocator(s.mem))
 	} else {
 		r, err = ipc.NewMappedFileReader(data, ipc.WithAllocator(s.mem))
@@ -337,10 +338,8 @@ func (s *scanner) scanParquet(ctx context.Context) (err error) {
 		return fmt.Errorf("datasets: reading %s: %w", s.path, err)
 	}
 	defer pr.Close()
-	if v := pr.MetaData().KeyValueMetadata().FindValue(arrowmeta.StoredSchemaKey); v != nil {
-		if err := arrowmeta.CheckStoredSchema(*v); err != nil {
-			return fmt.Errorf("datasets: reading %s: %w: %w", s.path, ErrInvalidValue, err)
-		}
+	if err := arrowmeta.CheckParquet(pr.MetaData().KeyValueMetadata()); err != nil {
+		return fmt.Errorf("datasets: reading %s: %w: %w", s.path, ErrInvalidValue, err)
 	}
 	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: batchRows, PreAllocBinaryData: true}, s.mem)
 	if err != nil {

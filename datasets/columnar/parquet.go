@@ -37,11 +37,9 @@ func openParquet(path string) (*file.Reader, *pqarrow.FileReader, error) {
 		fh.Close()
 		return nil, nil, fmt.Errorf("columnar: reading %s: %w", path, err)
 	}
-	if v := pr.MetaData().KeyValueMetadata().FindValue(arrowmeta.StoredSchemaKey); v != nil {
-		if err := arrowmeta.CheckStoredSchema(*v); err != nil {
-			pr.Close()
-			return nil, nil, fmt.Errorf("columnar: reading %s: %w", path, err)
-		}
+	if err := arrowmeta.CheckParquet(pr.MetaData().KeyValueMetadata()); err != nil {
+		pr.Close()
+		return nil, nil, fmt.Errorf("columnar: reading %s: %w", path, err)
 	}
 	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: parquetBatch}, mem)
 	if err != nil {

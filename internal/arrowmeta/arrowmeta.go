@@ -18,11 +18,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
 
-// StoredSchemaKey is the key of the Parquet key-value metadata that holds the Arrow
+// storedSchemaKey is the key of the Parquet key-value metadata that holds the Arrow
 // schema of the table written (CheckStoredSchema checks its value).
-const StoredSchemaKey = "ARROW:schema"
+const storedSchemaKey = "ARROW:schema"
 
 // ErrDamaged is wrapped by every error of this package: the metadata is not a
 // well-formed Arrow flatbuffer.
@@ -54,10 +56,23 @@ func damaged(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrDamaged, fmt.Sprintf(format, args...))
 }
 
+// File is what CheckFile learns of an Arrow IPC file on the way.
+type File struct {
+	// Dictionary reports a dictionary-encoded field, at any depth, in the footer's
+	// schema.
+	Dictionary bool
+}
+
 // CheckFile checks an Arrow IPC file held in data: its magic bytes, its footer (schema,
 // key-value metadata, the blocks of the dictionary and record batches) and every
 // block's message, whose body must lie in the file.
-func CheckFile(data []byte) error {
+func CheckFile(data []byte) (File, error) {
+	var f File
+	err := checkFile(data, &f)
+	return f, err
+}
+
+func checkFile(data []byte, f *File) error {
 	const tail = 4 + 6
 	if len(data) < 8+tail || !bytes.Equal(data[:len(magic)], magic) || !bytes.Equal(data[len(data)-len(magic):], magic) {
 		return damaged("not an Arrow IPC file (no ARROW1 magic at both ends)")
@@ -76,7 +91,7 @@ func CheckFile(data []byte) error {
 	if s, ok, err := b.subtable(footer, 1); err != nil {
 		return damaged("footer schema: %v", err)
 	} else if ok {
-		if err := checkSchema(b, s); err != nil {
+		if err := checkSchema(b, s, &f.Dictionary); err != nil {
 			return damaged("footer schema: %v", err)
 		}
 	}
@@ -105,32 +120,13 @@ func CheckFile(data []byte) error {
 	return nil
 }
 
-// HasDictionary reports whether the schema in the footer of the Arrow IPC file data has
-// a dictionary-encoded field at any depth. data must have passed CheckFile.
-func HasDictionary(data []byte) bool {
-	const tail = 4 + 6
-	footerLen := int(int32(binary.LittleEndian.Uint32(data[len(data)-tail:])))
-	b := fb{buf: data[len(data)-tail-footerLen : len(data)-tail]}
-	footer, err := b.root()
-	if err != nil {
-		return false
+// CheckParquet checks the Arrow schema a Parquet file's key-value metadata kv stores
+// (storedSchemaKey), if any, before pqarrow reads it.
+func CheckParquet(kv metadata.KeyValueMetadata) error {
+	if v := kv.FindValue(storedSchemaKey); v != nil {
+		return CheckStoredSchema(*v)
 	}
-	s, ok, err := b.subtable(footer, 1)
-	if err != nil || !ok {
-		return false
-	}
-	var walk func(t table, k int) bool
-	walk = func(t table, k int) bool {
-		found := false
-		_ = b.tables(t, k, func(f table) error {
-			if _, ok, _ := b.subtable(f, 4); ok || walk(f, 5) {
-				found = true
-			}
-			return nil
-		})
-		return found
-	}
-	return walk(s, 1)
+	return nil
 }
 
 // CheckStoredSchema checks the value of a Parquet file's "ARROW:schema" key-value
@@ -200,7 +196,8 @@ func checkMessage(m []byte, body []byte) error {
 	}
 	switch kind {
 	case headerSchema:
-		err = checkSchema(b, header)
+		var dict bool
+		err = checkSchema(b, header, &dict)
 	case headerRecordBatch:
 		err = checkRecordBatch(b, header, body)
 	case headerDictionaryBatch:
@@ -217,9 +214,10 @@ func checkMessage(m []byte, body []byte) error {
 	return nil
 }
 
-// checkSchema checks a Schema table: fields 1, custom_metadata 2, features 3.
-func checkSchema(b fb, s table) error {
-	if err := b.tables(s, 1, func(f table) error { return checkField(b, f, 0) }); err != nil {
+// checkSchema checks a Schema table: fields 1, custom_metadata 2, features 3, and sets
+// *dict when a field is dictionary-encoded.
+func checkSchema(b fb, s table, dict *bool) error {
+	if err := b.tables(s, 1, func(f table) error { return checkField(b, f, 0, dict) }); err != nil {
 		return fmt.Errorf("fields: %w", err)
 	}
 	if err := checkKeyValues(b, s, 2); err != nil {
@@ -232,8 +230,9 @@ func checkSchema(b fb, s table) error {
 }
 
 // checkField checks a Field table: name 0, nullable 1, type_type 2, type 3, dictionary
-// 4, children 5, custom_metadata 6.
-func checkField(b fb, f table, depth int) error {
+// 4, children 5, custom_metadata 6. It sets *dict when the field or a child is
+// dictionary-encoded.
+func checkField(b fb, f table, depth int, dict *bool) error {
 	if depth > maxDepth {
 		return fmt.Errorf("fields nested deeper than %d", maxDepth)
 	}
@@ -260,14 +259,15 @@ func checkField(b fb, f table, depth int) error {
 		}
 	}
 	// DictionaryEncoding: id 0, indexType 1 (an Int table), isOrdered 2, kind 3.
-	if dict, ok, err := b.subtable(f, 4); err != nil {
+	if enc, ok, err := b.subtable(f, 4); err != nil {
 		return fmt.Errorf("dictionary: %w", err)
 	} else if ok {
-		if _, _, err := b.subtable(dict, 1); err != nil {
+		if _, _, err := b.subtable(enc, 1); err != nil {
 			return fmt.Errorf("dictionary index type: %w", err)
 		}
+		*dict = true
 	}
-	if err := b.tables(f, 5, func(c table) error { return checkField(b, c, depth+1) }); err != nil {
+	if err := b.tables(f, 5, func(c table) error { return checkField(b, c, depth+1, dict) }); err != nil {
 		return fmt.Errorf("children: %w", err)
 	}
 	return checkKeyValues(b, f, 6)

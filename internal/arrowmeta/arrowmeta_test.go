@@ -120,7 +120,7 @@ func deserialize(msg []byte) (err error) {
 
 func TestValidFileAndStoredSchemaPass(t *testing.T) {
 	data := testFile(t)
-	if err := CheckFile(data); err != nil {
+	if _, err := CheckFile(data); err != nil {
 		t.Fatalf("CheckFile of a valid file: %v", err)
 	}
 	if err := readFile(data); err != nil {
@@ -183,7 +183,7 @@ func TestHugeFieldCountRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	binary.LittleEndian.PutUint32(data[len(data)-10-footerLen+start-4:], 0x7fffffff)
-	if err := CheckFile(data); !errors.Is(err, ErrDamaged) {
+	if _, err := CheckFile(data); !errors.Is(err, ErrDamaged) {
 		t.Errorf("file whose footer claims 2^31-1 fields: %v, want ErrDamaged", err)
 	}
 }
@@ -202,7 +202,7 @@ func TestEveryDamagedWordRefusedOrHarmless(t *testing.T) {
 			data := append([]byte(nil), valid...)
 			binary.LittleEndian.PutUint32(data[at:], w)
 			tried++
-			if err := CheckFile(data); err != nil {
+			if _, err := CheckFile(data); err != nil {
 				if !errors.Is(err, ErrDamaged) {
 					t.Fatalf("word %#x at %d: %v does not wrap ErrDamaged", w, at, err)
 				}
@@ -213,7 +213,7 @@ func TestEveryDamagedWordRefusedOrHarmless(t *testing.T) {
 		}
 	}
 	for n := 0; n < len(valid); n++ {
-		if err := CheckFile(valid[:n]); err == nil {
+		if _, err := CheckFile(valid[:n]); err == nil {
 			t.Fatalf("the file cut to %d of %d bytes passes", n, len(valid))
 		}
 	}
@@ -232,11 +232,18 @@ func TestEveryDamagedWordRefusedOrHarmless(t *testing.T) {
 	}
 }
 
-// TestHasDictionary: the test file has a dictionary-encoded field; the same schema
-// without it has none, and a dictionary nested in a struct is found.
-func TestHasDictionary(t *testing.T) {
-	if !HasDictionary(testFile(t)) {
-		t.Error("HasDictionary misses the dictionary field of the test file")
+// TestFileDictionary: CheckFile reports the test file's dictionary-encoded field; the
+// same schema without it has none, and a dictionary nested in a struct is found.
+func TestFileDictionary(t *testing.T) {
+	hasDictionary := func(data []byte) bool {
+		f, err := CheckFile(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Dictionary
+	}
+	if !hasDictionary(testFile(t)) {
+		t.Error("CheckFile misses the dictionary field of the test file")
 	}
 	write := func(fields ...arrow.Field) []byte {
 		var buf bytes.Buffer
@@ -247,18 +254,15 @@ func TestHasDictionary(t *testing.T) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if err := CheckFile(buf.Bytes()); err != nil {
-			t.Fatal(err)
-		}
 		return buf.Bytes()
 	}
 	plain := testSchema().Fields()[:6]
-	if HasDictionary(write(plain...)) {
-		t.Error("HasDictionary finds a dictionary in a schema without one")
+	if hasDictionary(write(plain...)) {
+		t.Error("CheckFile finds a dictionary in a schema without one")
 	}
 	dict := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 	nested := arrow.Field{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "d", Type: dict})}
-	if !HasDictionary(write(append(plain, nested)...)) {
-		t.Error("HasDictionary misses a dictionary inside a struct")
+	if !hasDictionary(write(append(plain, nested)...)) {
+		t.Error("CheckFile misses a dictionary inside a struct")
 	}
 }
