@@ -114,20 +114,29 @@ func SelectRelative(ctx context.Context, t, a *features.Table, cfg *Config) (Rel
 	}
 	sel.Rows = cuts[len(cuts)-1][1] - cuts[0][0]
 	y := t.Y[cuts[0][0]:cuts[len(cuts)-1][1]]
+	// Each inner fold's tables and validation design, shared by the forms.
+	type fold struct {
+		fitT, validT, fitA *features.Table
+		xv                 *mat.Dense
+	}
+	folds := make([]fold, len(cuts))
+	for j, c := range cuts {
+		f := &folds[j]
+		f.fitT, f.validT = t.Slice(0, c[0]), t.Slice(c[0], c[1])
+		if a != nil && a.NRows() > 0 {
+			f.fitA = a.Slice(0, a.Cut(f.validT.SubmittedAt[0]))
+		}
+		var err error
+		if f.xv, err = design(f.validT); err != nil {
+			return sel, err
+		}
+	}
 	scores := make([]FormScore, len(buildTimeForms))
 	for k, form := range buildTimeForms {
 		scores[k].Form = form
 		med := make([]float64, 0, len(y))
-		for _, c := range cuts {
-			fitT, validT := t.Slice(0, c[0]), t.Slice(c[0], c[1])
-			var fitA *features.Table
-			if a != nil && a.NRows() > 0 {
-				fitA = a.Slice(0, a.Cut(validT.SubmittedAt[0]))
-			}
-			xv, err := design(validT)
-			if err != nil {
-				return sel, err
-			}
+		for _, f := range folds {
+			fitT, validT, fitA, xv := f.fitT, f.validT, f.fitA, f.xv
 			m, err := fitForm(ctx, fitT, fitA, cfg, form)
 			if err != nil {
 				if ctx.Err() != nil {

@@ -203,9 +203,10 @@ func SelectC(ctx context.Context, t *features.Table, p LogisticParams) (CSelecti
 	// The lowest loss, ties going to the stronger penalty and to clipping, then the
 	// strongest penalty within selectSE standard errors of it.
 	bi, bk := 0, 0
+	mean := [2][]float64{sel.Losses, sel.LossesRaw} // the means of rows[i][0], rows[i][1]
 	for i := range LogisticCGrid {
 		for k := range 2 {
-			if stat.Mean(rows[i][k], nil) < stat.Mean(rows[bi][bk], nil) {
+			if mean[k][i] < mean[bk][bi] {
 				bi, bk = i, k
 			}
 		}
