@@ -501,7 +501,7 @@ func (g *grower) grow(leafOf []int32) (*Tree, error) {
 			}
 		}
 		workers := g.cfg.NumThreads
-		if g.pool == nil || len(g.idx) < 2*rowChunk {
+		if g.serialRows(len(g.idx)) {
 			workers = 1
 		}
 		g.parallel(len(g.leaves), workers, setLeaf)
